@@ -1,0 +1,74 @@
+"""`ingest --config FILE`: a TOML file naming every source to load.
+
+    [[analyzer]]
+    path = "analyzer/feedback-store"     # relative to the config file
+    no_snippets = false
+
+    [[session_feedback]]
+    postgres_dsn_env = "SESSION_FEEDBACK_PG_DSN"   # the DSN itself never sits in the file
+
+Sections: analyzer, session_feedback, reactions, workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.errors import UserError
+
+SECTIONS = ("analyzer", "session_feedback", "reactions", "workspace")
+KEYS = {"path", "postgres_dsn_env", "no_snippets"}
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    section: str
+    path: Path | None
+    postgres_dsn: str | None
+    no_snippets: bool
+
+
+def read_config(file: Path) -> list[SourceEntry]:
+    if not file.is_file():
+        raise UserError(f"config file {file} does not exist: check the path (see demo-data's sources.toml)")
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"config file {file} is not valid TOML: {exc}") from None
+    unknown = set(data) - set(SECTIONS)
+    if unknown:
+        raise UserError(
+            f"config file {file}: unknown section(s) {', '.join(sorted(unknown))}; use {', '.join(SECTIONS)}"
+        )
+    entries = []
+    for section in SECTIONS:
+        for index, entry in enumerate(data.get(section, []), start=1):
+            where = f"config file {file}, [[{section}]] #{index}"
+            if not isinstance(entry, dict):
+                raise UserError(f"{where}: write it as [[{section}]] with path = ... or postgres_dsn_env = ...")
+            if "postgres_dsn" in entry or "dsn" in entry:
+                raise UserError(
+                    f"{where}: a DSN may not be written in the config; put it in an environment "
+                    "variable and name that with postgres_dsn_env"
+                )
+            extra = set(entry) - KEYS
+            if extra:
+                raise UserError(f"{where}: unknown key(s) {', '.join(sorted(extra))}; use {', '.join(sorted(KEYS))}")
+            dsn = None
+            if "postgres_dsn_env" in entry:
+                if section == "analyzer":
+                    raise UserError(f"{where}: the analyzer is read from files only")
+                var = entry["postgres_dsn_env"]
+                dsn = os.environ.get(var)
+                if not dsn:
+                    raise UserError(f"{where}: environment variable {var} is not set: export it with the DSN")
+            path = (file.parent / entry["path"]) if "path" in entry else None
+            if path is None and dsn is None:
+                raise UserError(f"{where}: give a path or a postgres_dsn_env")
+            entries.append(SourceEntry(section, path, dsn, bool(entry.get("no_snippets", False))))
+    if not entries:
+        raise UserError(f"config file {file} names no source: add [[analyzer]], [[session_feedback]], ... sections")
+    return entries

@@ -1,0 +1,252 @@
+"""The source contracts (../shared/reference/README.md) as data.
+
+Each contract lists the fields the ingest keeps for one raw table: where a
+field sits in the upstream record (JSON path, first present path wins), its
+type and the checks it must pass. Anything not listed is ignored and never
+stored. `ingest.validation` turns a contract into one SQL statement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["string", "int", "float", "timestamp", "date", "string_list", "json"]
+
+OUTCOMES = ("correction", "partial", "acceptance")
+CORRECTION_TYPES = ("rejection", "revert", "redo", "partial")
+DIMENSIONS = (
+    "accuracy",
+    "coverage",
+    "reliability",
+    "efficiency",
+    "security",
+    "trigger_quality",
+    "unknown",
+)
+SESSION_LABELS = ("positive", "negative", "skip")
+SESSION_SOURCES = ("cli_end", "cli_exit", "api_end")
+SUPPORTED_SESSION_SCHEMA_VERSIONS = (1,)
+REACTIONS = ("ok", "not_ok", "neutral")
+ORIGINS = ("user", "machine")
+FEEDBACK_SOURCE_TYPES = ("chat", "response", "extraction", "tool", "session", "observation")
+FEEDBACK_RATINGS = ("positive", "negative", "neutral")
+FEEDBACK_STATUSES = ("pending", "reviewed", "applied", "dismissed")
+SESSION_TYPES = ("agent", "chat", "response", "tool", "mixed")
+EVAL_TRIGGERS = ("manual", "scheduled", "post-deploy")
+
+HEX64 = "[0-9a-fA-F]{64}"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One column of a raw table and the rules its upstream value must follow."""
+
+    name: str
+    kind: Kind
+    paths: tuple[tuple[str, ...], ...] = ()  # defaults to ((name,),)
+    required: bool = False
+    enum: tuple[str, ...] = ()  # compared case-insensitively, stored as read
+    minimum: float | None = None
+    maximum: float | None = None
+    pattern: str | None = None  # the whole value must match
+    pattern_reason: str | None = None  # said instead of the value (privacy)
+    # SQL used when the value is absent; {other} names another field's parsed value
+    default_sql: str | None = None
+    allowed_values: tuple[int, ...] = ()  # for versions: anything else is unsupported
+
+    @property
+    def json_paths(self) -> tuple[tuple[str, ...], ...]:
+        return self.paths or ((self.name,),)
+
+
+@dataclass(frozen=True)
+class Contract:
+    """How one upstream entity lands in one raw table."""
+
+    source: str  # the source family, as in `ingest <source>`
+    table: str  # raw.<table>
+    key: str  # natural key: re-ingesting a key already landed adds nothing
+    fields: tuple[Field, ...]
+    # fields whose values must not be copied into the quarantine (privacy)
+    redact_in_quarantine: tuple[str, ...] = ()
+    # keep only the contract fields in quarantined raw text (no free text beyond it)
+    quarantine_contract_fields_only: bool = False
+
+    @property
+    def columns(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+
+ANALYZER_EVENTS = Contract(
+    source="analyzer",
+    table="analyzer_events",
+    key="event_id",
+    fields=(
+        Field("event_id", "string", required=True),
+        Field("timestamp", "timestamp", required=True),
+        Field("session_id", "string", required=True),
+        Field("skill_id", "string", required=True),
+        Field("invocation_uuid", "string", required=True),
+        Field("outcome", "string", required=True, enum=OUTCOMES),
+        Field("confidence", "float", required=True, minimum=0, maximum=1),
+        Field("correction_type", "string", enum=CORRECTION_TYPES),
+        Field("user_message_snippet", "string"),
+        Field("turns_to_feedback", "int", minimum=0),
+        Field("ai_tools_used", "string_list"),
+        Field("dimension_hint", "string", enum=DIMENSIONS),
+    ),
+)
+
+SESSION_FEEDBACK = Contract(
+    source="session_feedback",
+    table="session_feedback",
+    key="id",
+    fields=(
+        Field("id", "string", required=True),
+        Field(
+            "session_id_opaque",
+            "string",
+            required=True,
+            pattern=HEX64,
+            pattern_reason="is not a 64-character hex SHA-256: a raw session id must never be stored",
+        ),
+        Field("user_id_or_null", "string"),
+        Field("recorded_at", "timestamp", required=True),
+        Field("label", "string", required=True, enum=SESSION_LABELS),
+        Field("turn_count_at_end", "int", minimum=0),
+        Field("source", "string", required=True, enum=SESSION_SOURCES),
+        Field(
+            "schema_version",
+            "int",
+            default_sql="1",
+            allowed_values=SUPPORTED_SESSION_SCHEMA_VERSIONS,
+        ),
+        Field("insertion_order", "int"),
+        # upstream's retention key; a JSONL export may leave it out
+        Field("recorded_date", "date", default_sql="cast({recorded_at} as date)"),
+    ),
+    redact_in_quarantine=("session_id_opaque",),
+    quarantine_contract_fields_only=True,
+)
+
+_PAYLOAD = ("payload",)
+
+
+def _reaction_paths(*tail: str) -> tuple[tuple[str, ...], ...]:
+    """A payload field, whether the record is an envelope ({..., payload: {...}}) or bare."""
+    return (_PAYLOAD + tail, tail)
+
+
+TURN_REACTIONS = Contract(
+    source="reactions",
+    table="turn_reactions",
+    key="rn",
+    fields=(
+        Field("rn", "string", paths=_reaction_paths("meta", "rn"), required=True),
+        Field("tenant", "string", paths=(("tenant",), ("tenant_id",), ("payload", "tenant"))),
+        Field("project", "string", paths=(("project",), ("project_id",), ("payload", "project"))),
+        Field("user_id", "string", paths=(("user_id",), ("user",), ("payload", "user_id"))),
+        Field(
+            "conversation_id",
+            "string",
+            paths=_reaction_paths("conversation_id") + (("conversation_id",),),
+            required=True,
+        ),
+        Field("bundle_id", "string", paths=_reaction_paths("bundle_id")),
+        Field(
+            "turn_id",
+            "string",
+            paths=_reaction_paths("reaction", "turn_id") + _reaction_paths("meta", "turn_id"),
+            required=True,
+        ),
+        Field("track_id", "string", paths=_reaction_paths("meta", "track_id")),
+        Field("user_type", "string", paths=_reaction_paths("meta", "user_type")),
+        Field("kind", "string", paths=_reaction_paths("meta", "kind")),
+        Field("tags", "string_list", paths=(("tags",),)),
+        Field(
+            "origin",
+            "string",
+            paths=_reaction_paths("reaction", "origin"),
+            required=True,
+            enum=ORIGINS,
+        ),
+        Field("reaction", "string", paths=_reaction_paths("reaction", "reaction"), enum=REACTIONS),
+        Field(
+            "confidence",
+            "float",
+            paths=_reaction_paths("reaction", "confidence"),
+            minimum=0,
+            maximum=1,
+        ),
+        Field("ts", "timestamp", paths=_reaction_paths("reaction", "ts") + (("ts",),), required=True),
+        Field("text", "string", paths=_reaction_paths("reaction", "text")),
+    ),
+)
+
+WORKSPACE_FEEDBACK = Contract(
+    source="workspace",
+    table="workspace_feedback",
+    key="id",
+    fields=(
+        Field("id", "string", required=True),
+        Field("tenant_id", "string", required=True),
+        Field("source_type", "string", required=True, enum=FEEDBACK_SOURCE_TYPES),
+        Field("rating", "string", required=True, enum=FEEDBACK_RATINGS),
+        Field("comment", "string"),
+        Field("session_id", "string"),
+        Field("entity_id", "string"),
+        Field("agent_id", "string"),
+        Field("context", "json"),
+        Field("status", "string", required=True, enum=FEEDBACK_STATUSES),
+        Field("reviewed_by_agent_id", "string"),
+        Field("reviewed_by_user_id", "string"),
+        Field("reviewed_at", "timestamp"),
+        Field("review_notes", "string"),
+        Field("created_by", "string"),
+        Field("created_at", "timestamp", required=True),
+    ),
+)
+
+WORKSPACE_SESSIONS = Contract(
+    source="workspace",
+    table="workspace_sessions",
+    key="id",
+    fields=(
+        Field("id", "string", required=True),
+        Field("tenant_id", "string", required=True),
+        Field("agent_id", "string"),
+        Field("session_type", "string", enum=SESSION_TYPES),
+        Field("status", "string"),
+        Field("created_at", "timestamp", required=True),
+        Field("completed_at", "timestamp"),
+        Field("metadata", "json"),
+    ),
+)
+
+WORKSPACE_EVAL_RUNS = Contract(
+    source="workspace",
+    table="workspace_eval_runs",
+    key="id",
+    fields=(
+        Field("id", "string", required=True),
+        Field("tenant_id", "string", required=True),
+        Field("name", "string"),
+        Field("set_name", "string"),
+        Field("agent_id", "string"),
+        Field("triggered_by", "string", enum=EVAL_TRIGGERS),
+        Field("started_at", "timestamp", required=True),
+        Field("completed_at", "timestamp"),
+        Field("golden_session_count", "int", minimum=0),
+        Field("passed_count", "int", minimum=0),
+        Field("failed_count", "int", minimum=0),
+        Field("results", "json"),
+        Field("created_by", "string"),
+    ),
+)
+
+WORKSPACE_CONTRACTS = {
+    "feedback": WORKSPACE_FEEDBACK,
+    "sessions": WORKSPACE_SESSIONS,
+    "eval_runs": WORKSPACE_EVAL_RUNS,
+}

@@ -1,0 +1,95 @@
+"""Files as input: checking them, telling their format, and landing each as one load."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import duckdb
+import xxhash
+
+from ingest.contracts import Contract
+from ingest.errors import UserError
+from ingest.jsonl import file_checksum, read_blobs, read_jsonl
+from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches, prevalidate_jsonl
+from ingest.progress import LoadProgress
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def readable_file(path: Path, what: str) -> Path:
+    if not path.exists():
+        raise UserError(f"{what} {path} does not exist: check the path")
+    if not path.is_file():
+        raise UserError(f"{what} {path} is not a file")
+    if not os.access(path, os.R_OK):
+        raise UserError(f"{what} {path} is not readable: check its permissions (chmod +r)")
+    return path
+
+
+def is_sqlite(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+
+
+def file_loads(
+    con: duckdb.DuckDBPyConnection,
+    contract: Contract,
+    files: list[Path],
+    options: LoadOptions,
+    progress: LoadProgress | None = None,
+) -> list[LoadResult]:
+    """Land each JSON-lines file as its own load; unchanged files are skipped."""
+    progress = progress or LoadProgress(enabled=False)
+    results = []
+    for path in files:
+        readable_file(path, f"{contract.source} file")
+        path = path.resolve()
+        size = path.stat().st_size
+        checksum = file_checksum(path)
+        if options.skip_unchanged and already_loaded(con, contract.table, checksum):
+            results.append(LoadResult(contract.source, contract.table, str(path), skipped=True))
+            continue
+        progress.start(path.name, size)
+        opts = replace(options, on_rows=progress.rows_done)
+        if prevalidate_jsonl(con, contract, str(path)):  # the common case: a clean file
+            with Load(con, contract, str(path), opts, checksum=checksum, size_bytes=size) as load:
+                load.add_validated()
+            progress.bytes_read(size)
+            results.append(load.result)
+        else:
+            batches = read_jsonl(path, on_bytes=progress.bytes_read)
+            results.append(load_batches(con, contract, str(path), batches, opts, checksum=checksum, size_bytes=size))
+        con.execute("drop table if exists _batch")
+    return results
+
+
+def folder_checksum(files: list[Path]) -> str:
+    """A cheap fingerprint of a blob folder: names, sizes and modification times."""
+    digest = xxhash.xxh3_128()
+    for path in files:
+        stat = path.stat()
+        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return "files-xxh3_128:" + digest.hexdigest()
+
+
+def blob_folder_load(
+    con: duckdb.DuckDBPyConnection,
+    contract: Contract,
+    folder: Path,
+    options: LoadOptions,
+    progress: LoadProgress | None = None,
+) -> LoadResult:
+    """Land a folder of JSON blobs (one record per *.json file, any depth) as one load."""
+    files = sorted(p for p in folder.rglob("*.json") if p.is_file())
+    if not files:
+        raise UserError(f"no *.json blobs under {folder}: pass a folder of reaction artifacts or a JSONL export")
+    progress = progress or LoadProgress(enabled=False)
+    checksum = folder_checksum(files)
+    if options.skip_unchanged and already_loaded(con, contract.table, checksum):
+        return LoadResult(contract.source, contract.table, str(folder), skipped=True)
+    progress.start(f"{folder.name}/ ({len(files)} blobs)", None)
+    opts = replace(options, on_rows=progress.rows_done)
+    size = sum(p.stat().st_size for p in files)
+    return load_batches(con, contract, str(folder), read_blobs(files), opts, checksum=checksum, size_bytes=size)

@@ -1,0 +1,276 @@
+"""Landing one unit of input (a file, a blob folder, a database table) in the warehouse.
+
+One load is one transaction: the batches are validated in DuckDB, bad rows go
+to `raw.quarantine` with their reason, valid rows whose natural key is new go
+to `raw.<table>`, and a `raw.load_manifest` row records the counts. A process
+killed before the commit leaves the warehouse exactly as it was.
+
+For every load: rows read = landed + quarantined + duplicates.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import duckdb
+import pyarrow as pa
+
+from ingest.contracts import Contract
+from ingest.validation import (
+    json_batch_sql,
+    lines_parsed_sql,
+    quote,
+    read_json_parsed_sql,
+    sql_literal,
+    typed_batch_sql,
+)
+
+
+@dataclass
+class LoadResult:
+    source: str
+    table: str
+    uri: str
+    rows_read: int = 0
+    loaded: int = 0
+    quarantined: int = 0
+    duplicates: int = 0
+    skipped: bool = False
+    seconds: float = 0.0
+
+
+@dataclass
+class LoadOptions:
+    """What a user can ask of a load."""
+
+    blank_fields: tuple[str, ...] = ()  # e.g. user_message_snippet under --no-snippets
+    on_rows: Callable[[int], None] | None = None  # progress: rows done in the last batch
+    skip_unchanged: bool = True
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def already_loaded(con: duckdb.DuckDBPyConnection, table: str, checksum: str) -> bool:
+    row = con.execute(
+        "select 1 from raw.load_manifest where target_table = ? and checksum = ? limit 1",
+        [table, checksum],
+    ).fetchone()
+    return row is not None
+
+
+def _quarantine_text(contract: Contract, raw: str, options: LoadOptions) -> str:
+    """SQL for the text kept in quarantine: the line as read, less what the contract forbids."""
+    text = f"rtrim({raw}, chr(10) || chr(13))"
+    if contract.quarantine_contract_fields_only:
+        pairs = []
+        for fld in contract.fields:
+            value = f"json_extract({text}, {sql_literal('$.' + fld.name)})"
+            if fld.name in contract.redact_in_quarantine and fld.pattern:
+                value = (
+                    f"case when regexp_full_match({value} ->> '$', {sql_literal(fld.pattern)}) "
+                    f"then {value} else to_json('(withheld)') end"
+                )
+            pairs.append(f"{sql_literal(fld.name)}, {value}")
+        text = (
+            f"case when json_valid({text}) and json_type({text}) = 'OBJECT' "
+            f"then json_object({', '.join(pairs)})::varchar end"
+        )
+    for name in options.blank_fields:
+        text = (
+            f"case when json_valid({text}) and json_type({text}) = 'OBJECT' "
+            f"then json_remove({text}, {sql_literal('$.' + name)})::varchar else {text} end"
+        )
+    return text
+
+
+class Load:
+    """One transaction that lands batches of one unit of input in one raw table."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        contract: Contract,
+        uri: str,
+        options: LoadOptions,
+        *,
+        checksum: str | None = None,
+        size_bytes: int | None = None,
+    ) -> None:
+        self.con = con
+        self.contract = contract
+        self.options = options
+        self.checksum = checksum
+        self.size_bytes = size_bytes
+        self.result = LoadResult(contract.source, contract.table, uri)
+        self.load_id = uuid.uuid4().hex
+        self.started_at = datetime.now(UTC).replace(tzinfo=None)
+        self._clock = time.perf_counter()
+
+    # -- the transaction ---------------------------------------------------
+    def __enter__(self) -> Load:
+        self.con.execute("begin transaction")
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None:
+            self.con.execute("rollback")
+            return
+        self._write_manifest()
+        self.con.execute("commit")
+        self.result.seconds = time.perf_counter() - self._clock
+
+    # -- batches -------------------------------------------------------------
+    def add_json_batch(self, batch: pa.Table) -> None:
+        """A batch from `ingest.jsonl` (`_line`, `_uri`, `_raw`, `_utf8_ok`, `_raw_bytes`)."""
+        sql = json_batch_sql(self.contract, lines_parsed_sql(self.contract, "_chunk"))
+        self._land(batch, sql, raw_sql=None)
+
+    def add_typed_batch(self, batch: pa.Table) -> None:
+        """A batch whose columns are named as the contract's fields, plus `_line` and `_uri`."""
+        self.con.register("_chunk", batch)
+        try:
+            types = {row[0]: row[1] for row in self.con.execute("describe select * from _chunk").fetchall()}
+        finally:
+            self.con.unregister("_chunk")
+        originals = [c for c in batch.column_names if not c.startswith("_")]
+        raw_sql = "to_json(struct_pack(" + ", ".join(f"{quote(c)} := c.{quote(c)}" for c in originals) + "))::varchar"
+        self._land(batch, typed_batch_sql(self.contract, "_chunk", types), raw_sql=raw_sql)
+
+    def add_validated(self) -> None:
+        """Land the temp table `_batch`, validated beforehand and free of bad rows."""
+        (read,) = self.con.execute("select count(*) from _batch").fetchone()
+        self._count(read, 0, self._insert())
+
+    def _land(self, batch: pa.Table, validate_sql: str, raw_sql: str | None) -> None:
+        con = self.con
+        con.register("_chunk", batch)
+        try:
+            con.execute(f"create or replace temp table _batch as {validate_sql}")
+            read, bad = con.execute("select count(*), count(*) filter (where _reason <> '') from _batch").fetchone()
+            quarantined = self._quarantine(raw_sql) if bad else 0
+            loaded = self._insert()
+        finally:
+            con.unregister("_chunk")
+        self._count(read, quarantined, loaded)
+
+    def _count(self, read: int, quarantined: int, loaded: int) -> None:
+        self.result.rows_read += read
+        self.result.quarantined += quarantined
+        self.result.loaded += loaded
+        self.result.duplicates += read - quarantined - loaded
+        if self.options.on_rows:
+            self.options.on_rows(read)
+
+    def _insert(self) -> int:
+        contract = self.contract
+        key = quote(contract.key)
+        target = f"raw.{contract.table}"
+        columns = [quote(c) for c in contract.columns]
+        values = ["null" if c in self.options.blank_fields else quote(c) for c in contract.columns]
+        row = self.con.execute(
+            f"""
+            insert into {target} ({", ".join(columns)}, _source_uri, _source_line, _loaded_at, _load_id)
+            select {", ".join(values)}, _uri, _line, ?, ?
+            from (
+                select *, row_number() over (partition by {key} order by _line) as _copy
+                from _batch
+                where _reason = ''
+            ) as fresh
+            where _copy = 1
+              and not exists (select 1 from {target} as landed where landed.{key} = fresh.{key})
+            """,
+            [self.started_at, self.load_id],
+        ).fetchone()
+        return int(row[0])
+
+    def _quarantine(self, raw_sql: str | None) -> int:
+        """Quarantine the batch's bad rows; a row already quarantined for the same reason is a duplicate."""
+        contract = self.contract
+        if raw_sql is None:
+            text = _quarantine_text(contract, "c._raw", self.options)
+            raw_bytes = "c._raw_bytes"
+        else:
+            text, raw_bytes = raw_sql, "null"
+        key = quote(contract.key)
+        key_text = f"cast(b.{key} as varchar)" if contract.key not in contract.redact_in_quarantine else "null"
+        row = self.con.execute(
+            f"""
+            insert into raw.quarantine
+            select ?, ?, ?, b._uri, b._line, {key_text}, {text}, {raw_bytes}, b._reason, ?
+            from _batch as b
+            join _chunk as c on c._uri = b._uri and c._line is not distinct from b._line
+            where b._reason <> ''
+              and not exists (
+                  select 1 from raw.quarantine as q
+                  where q.target_table = ? and q.source_uri = b._uri
+                    and q.line_number is not distinct from b._line
+                    and q.record_key is not distinct from {key_text}
+                    and q.reason = b._reason
+              )
+            """,
+            [self.load_id, contract.source, contract.table, self.started_at, contract.table],
+        ).fetchone()
+        return int(row[0])
+
+    def _write_manifest(self) -> None:
+        r = self.result
+        self.con.execute(
+            "insert into raw.load_manifest values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                self.load_id,
+                r.source,
+                r.table,
+                r.uri,
+                self.checksum,
+                self.size_bytes,
+                r.rows_read,
+                r.loaded,
+                r.quarantined,
+                r.duplicates,
+                self.started_at,
+                datetime.now(UTC).replace(tzinfo=None),
+            ],
+        )
+
+
+def prevalidate_jsonl(con: duckdb.DuckDBPyConnection, contract: Contract, path: str) -> bool:
+    """Validate a whole JSON-lines file with DuckDB's own reader into the temp table `_batch`.
+
+    True when every row is valid: the file can then land from `_batch`. False
+    when the reader refused a line or a row broke the contract: the caller
+    reads the file line by line instead, for exact line numbers and raw text.
+    Runs outside the load's transaction, so a refusal leaves nothing behind.
+    """
+    sql = json_batch_sql(contract, read_json_parsed_sql(contract, path))
+    try:
+        con.execute(f"create or replace temp table _batch as {sql}")
+    except duckdb.Error:
+        return False
+    (bad,) = con.execute("select count(*) from _batch where _reason <> ''").fetchone()
+    return bad == 0
+
+
+def load_batches(
+    con: duckdb.DuckDBPyConnection,
+    contract: Contract,
+    uri: str,
+    batches: Iterable[pa.Table],
+    options: LoadOptions,
+    *,
+    typed: bool = False,
+    checksum: str | None = None,
+    size_bytes: int | None = None,
+) -> LoadResult:
+    """Land every batch of one unit of input in one transaction (or skip it if unchanged)."""
+    if checksum and options.skip_unchanged and already_loaded(con, contract.table, checksum):
+        return LoadResult(contract.source, contract.table, uri, skipped=True)
+    with Load(con, contract, uri, options, checksum=checksum, size_bytes=size_bytes) as load:
+        for batch in batches:
+            if typed:
+                load.add_typed_batch(batch)
+            else:
+                load.add_json_batch(batch)
+    return load.result

@@ -1,0 +1,318 @@
+"""A contract turned into one SQL statement that parses, type-checks and validates a batch.
+
+The database does the row work: Python only writes the SQL. Two kinds of batch:
+
+* JSON batches (JSONL lines, JSON blobs): a relation with `_line`, `_uri`,
+  `_raw` (the text), `_utf8_ok`. Each record is parsed once with
+  `json_transform` into a struct of JSON values, so a value of the wrong JSON
+  type is caught, not silently cast.
+* Typed batches (SQLite, PostgreSQL): a relation whose columns already carry
+  the field names; values are cast and checked the same way.
+
+The statement returns `_line`, `_uri`, `_reason` ('' when the row is valid)
+and one column per contract field, parsed to its warehouse type.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from ingest.contracts import Contract, Field
+
+_JSON_TYPES_OK = {
+    "string": ("VARCHAR",),
+    "timestamp": ("VARCHAR",),
+    "date": ("VARCHAR",),
+    "int": ("BIGINT", "UBIGINT"),
+    "float": ("DOUBLE", "BIGINT", "UBIGINT"),
+    "string_list": ("ARRAY",),
+}
+_KIND_WORDS = {
+    "string": "a string",
+    "timestamp": "an ISO-8601 timestamp",
+    "date": "a date (YYYY-MM-DD)",
+    "int": "an integer",
+    "float": "a number",
+    "string_list": "a list of strings",
+    "json": "JSON",
+}
+
+
+def sql_literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _struct_spec(fields: Iterable[Field]) -> str:
+    """The json_transform structure: every path a field can come from, leaves as JSON."""
+    tree: dict = {}
+    for fld in fields:
+        for path in fld.json_paths:
+            node = tree
+            for part in path[:-1]:
+                child = node.get(part)
+                if not isinstance(child, dict):
+                    child = node[part] = {}
+                node = child
+            node.setdefault(path[-1], "JSON")
+    return json.dumps(tree)
+
+
+def _json_value(fld: Field) -> str:
+    """Coalesce the JSON value of a field over its paths (JSON null counts as absent)."""
+    exprs = ["_s." + ".".join(quote(p) for p in path) for path in fld.json_paths]
+    return exprs[0] if len(exprs) == 1 else f"coalesce({', '.join(exprs)})"
+
+
+def _parse(kind: str, raw: str, *, from_json: bool, raw_is_text: bool) -> str:
+    """SQL parsing `raw` to the field's warehouse type, NULL when it can't be."""
+    text = f"({raw} ->> '$')" if from_json else f"cast({raw} as varchar)"
+    if kind == "string":
+        return text
+    if kind == "int":
+        return f"try_cast({raw} as bigint)"
+    if kind == "float":
+        return f"try_cast({raw} as double)"
+    if kind == "timestamp":
+        if from_json or raw_is_text:
+            return f"cast(try_cast({text} as timestamptz) as timestamp)"
+        return f"try_cast({raw} as timestamp)"
+    if kind == "date":
+        return f"try_cast({text} as date)"
+    if kind == "string_list":
+        return f"try_cast({raw} as varchar[])"
+    if kind == "json":
+        return f"{raw}" if from_json else f"try_cast({raw} as json)"
+    raise ValueError(kind)
+
+
+def _checks(
+    fld: Field,
+    *,
+    present: str,
+    type_ok: str,
+    value: str,
+    got_type: str,
+    got_text: str,
+    parse_check: bool,
+) -> list[str]:
+    """CASE expressions, each yielding a reason when the field breaks a rule."""
+    name = fld.name
+    if fld.pattern_reason:  # never echo a value the contract calls private
+        got_text = "'(value withheld)'"
+    checks = []
+    if fld.required and fld.default_sql is None:
+        checks.append(f"case when not {present} then {sql_literal(name + ': missing required field')} end")
+    checks.append(
+        f"case when {present} and not {type_ok} then "
+        f"{sql_literal(name + ': expected ' + _KIND_WORDS[fld.kind] + ', got ')} || {got_type} end"
+    )
+    if parse_check and fld.kind in ("timestamp", "date", "int"):
+        checks.append(
+            f"case when {present} and {type_ok} and {value} is null then "
+            f"{sql_literal(name + ': not ' + _KIND_WORDS[fld.kind] + ': ')} || left({got_text}, 80) end"
+        )
+    if fld.enum:
+        allowed = ", ".join(sql_literal(v) for v in fld.enum)
+        checks.append(
+            f"case when lower({value}) not in ({allowed}) then "
+            f"{sql_literal(name + ': ')} || left({value}, 80) || "
+            f"{sql_literal(' is not one of ' + ', '.join(fld.enum))} end"
+        )
+    if fld.minimum is not None or fld.maximum is not None:
+        low = "-inf" if fld.minimum is None else f"{fld.minimum:g}"
+        high = "inf" if fld.maximum is None else f"{fld.maximum:g}"
+        conds = []
+        if fld.minimum is not None:
+            conds.append(f"{value} < {fld.minimum}")
+        if fld.maximum is not None:
+            conds.append(f"{value} > {fld.maximum}")
+        checks.append(
+            f"case when {' or '.join(conds)} then {sql_literal(name + ': ')} || "
+            f"cast({value} as varchar) || {sql_literal(f' is outside {low}..{high}')} end"
+        )
+    if fld.pattern:
+        said = fld.pattern_reason or f"does not match {fld.pattern}"
+        checks.append(
+            f"case when not regexp_full_match({value}, {sql_literal(fld.pattern)}) then "
+            f"{sql_literal(name + ' ' + said)} end"
+        )
+    if fld.allowed_values:
+        allowed = ", ".join(str(v) for v in fld.allowed_values)
+        checks.append(
+            f"case when {value} not in ({allowed}) then "
+            f"{sql_literal('unsupported ' + name + ' ')} || cast({value} as varchar) || "
+            f"{sql_literal(' (supported: ' + allowed + ')')} end"
+        )
+    return checks
+
+
+def _all_pass(checks: list[str]) -> str:
+    """True when no check yields a reason: cheap booleans, so the reasons are built only for bad rows."""
+    conditions = []
+    for check in checks:
+        condition = check.removeprefix("case when ").split(" then ", 1)[0]
+        conditions.append(f"not coalesce({condition}, false)")
+    return "(" + " and ".join(conditions) + ")"
+
+
+def _finals(contract: Contract) -> list[str]:
+    finals = []
+    for fld in contract.fields:
+        value = f"v__{fld.name}"
+        if fld.default_sql is not None:
+            default = fld.default_sql.format(**{f.name: quote("v__" + f.name) for f in contract.fields})
+            finals.append(f"coalesce({quote(value)}, {default}) as {quote(fld.name)}")
+        else:
+            finals.append(f"{quote(value)} as {quote(fld.name)}")
+    return finals
+
+
+def _struct_type(tree: dict) -> str:
+    """The same structure as a DuckDB type, for read_json's `columns`."""
+    parts = []
+    for name, node in tree.items():
+        kind = "JSON" if node == "JSON" else _struct_type(node)
+        parts.append(f"{quote(name)} {kind}")
+    return "STRUCT(" + ", ".join(parts) + ")"
+
+
+def lines_parsed_sql(contract: Contract, relation: str) -> str:
+    """Parse a relation of raw lines (`ingest.jsonl` batches) to `_line, _uri, _parse_error, _s`."""
+    struct = _struct_spec(contract.fields)
+    return f"""
+        with lines as (
+            select _line, _uri, _raw, _utf8_ok,
+                _utf8_ok and json_valid(_raw) as _is_json
+            from {relation}
+        )
+        select _line, _uri,
+            case
+                when not _utf8_ok then 'invalid UTF-8'
+                when not _is_json then 'invalid JSON'
+                when left(ltrim(_raw, ' ' || chr(9)), 1) <> '{{'
+                    then 'not a JSON object: ' || lower(json_type(_raw))
+            end as _parse_error,
+            case when _is_json then json_transform(_raw, {sql_literal(struct)}) end as _s
+        from lines
+        -- blank lines are not rows (json_valid first: trim is the slower test)
+        where _is_json or not _utf8_ok or trim(_raw, ' ' || chr(9) || chr(10) || chr(13)) <> ''
+    """
+
+
+def read_json_parsed_sql(contract: Contract, path: str) -> str:
+    """Parse a clean JSON-lines file with DuckDB's reader (fast, parallel); raises on any malformed line.
+
+    It yields no line numbers, so a file with any invalid row is read again
+    line by line (`lines_parsed_sql`) to quarantine exactly what was read.
+    """
+    tree = json.loads(_struct_spec(contract.fields))
+    columns = (
+        "{"
+        + ", ".join(
+            f"{sql_literal(name)}: {sql_literal('JSON' if node == 'JSON' else _struct_type(node))}"
+            for name, node in tree.items()
+        )
+        + "}"
+    )
+    return f"""
+        select null::bigint as _line, {sql_literal(path)} as _uri, null::varchar as _parse_error, record as _s
+        from read_json({sql_literal(path)}, format = 'newline_delimited', records = true,
+                       columns = {columns}, maximum_object_size = 67108864) as record
+    """
+
+
+def json_batch_sql(contract: Contract, parsed_sql: str) -> str:
+    """Validate parsed JSON records (`_line, _uri, _parse_error, _s`) against a contract."""
+    parsed_cols, typed_cols, checks = [], [], []
+    for fld in contract.fields:
+        parsed_cols.append(f"{_json_value(fld)} as {quote('j__' + fld.name)}")
+        j = quote("j__" + fld.name)
+        present = f"({j} is not null)"
+        ok_types = _JSON_TYPES_OK.get(fld.kind)
+        type_ok = "true" if ok_types is None else f"(json_type({j}) in ({', '.join(map(sql_literal, ok_types))}))"
+        value = quote("v__" + fld.name)
+        typed_cols.append(f"{_parse(fld.kind, j, from_json=True, raw_is_text=False)} as {value}")
+        checks.extend(
+            _checks(
+                fld,
+                present=present,
+                type_ok=type_ok,
+                value=value,
+                got_type=f"lower(json_type({j}))",
+                got_text=f"({j} ->> '$')",
+                parse_check=True,
+            )
+        )
+    return f"""
+        with parsed as (
+            {parsed_sql}
+        ),
+        fields as (
+            select _line, _uri, _parse_error, {", ".join(parsed_cols)}
+            from parsed
+        ),
+        typed as (
+            select *, {", ".join(typed_cols)}
+            from fields
+        ),
+        checked as (
+            select *,
+                case
+                    when _parse_error is not null then _parse_error
+                    when {_all_pass(checks)} then ''
+                    else concat_ws('; ', {", ".join(checks)})
+                end as _reason
+            from typed
+        )
+        select _line, _uri, _reason, {", ".join(_finals(contract))}
+        from checked
+    """
+
+
+def typed_batch_sql(contract: Contract, relation: str, column_types: dict[str, str]) -> str:
+    """Validate a typed batch (columns named as the contract's fields) against a contract.
+
+    `column_types` maps the relation's columns to their DuckDB types; a field
+    the relation lacks is absent (NULL).
+    """
+    typed_cols, checks = [], []
+    for fld in contract.fields:
+        col_type = column_types.get(fld.name)
+        raw = quote(fld.name) if col_type else "null"
+        raw_is_text = bool(col_type) and col_type.upper() in ("VARCHAR", "TEXT", "STRING")
+        value = quote("v__" + fld.name)
+        parse = _parse(fld.kind, raw, from_json=False, raw_is_text=raw_is_text)
+        if fld.kind == "string_list" and raw_is_text:
+            parse = f"try_cast(try_cast({raw} as json) as varchar[])"
+        typed_cols.append(f"{parse} as {value}")
+        present = f"({raw} is not null)"
+        type_ok = f"({value} is not null)"
+        got = f"left(cast({raw} as varchar), 80)"
+        checks.extend(
+            _checks(
+                fld,
+                present=present,
+                type_ok=type_ok,
+                value=value,
+                got_type=got,
+                got_text=got,
+                parse_check=False,
+            )
+        )
+    return f"""
+        with typed as (
+            select _line, _uri, {", ".join(typed_cols)}
+            from {relation}
+        ),
+        checked as (
+            select *, concat_ws('; ', {", ".join(checks)}) as _reason
+            from typed
+        )
+        select _line, _uri, _reason, {", ".join(_finals(contract))}
+        from checked
+    """

@@ -1,0 +1,201 @@
+"""The DuckDB warehouse file: where it is, how to open it, and the `raw` schema.
+
+Every command resolves the file the same way: `--db PATH`, else the
+`FEEDBACK_DB` environment variable, else `./feedback.duckdb` (dbt's
+`profiles.yml` reads the same variable).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+from ingest.errors import UserError
+
+DEFAULT_DB = "feedback.duckdb"
+
+LINEAGE_COLUMNS = """
+    _source_uri varchar not null,
+    _source_line bigint,
+    _loaded_at timestamp not null,
+    _load_id varchar not null
+"""
+
+# One table per upstream entity: columns as the source has them (timestamps
+# parsed to UTC `timestamp`), plus lineage. Natural keys are noted per table.
+RAW_TABLES: dict[str, str] = {
+    # natural key: event_id
+    "analyzer_events": f"""
+        event_id varchar not null,
+        "timestamp" timestamp not null,
+        session_id varchar,
+        skill_id varchar not null,
+        invocation_uuid varchar,
+        outcome varchar not null,
+        confidence double,
+        correction_type varchar,
+        user_message_snippet varchar,
+        turns_to_feedback bigint,
+        ai_tools_used varchar[],
+        dimension_hint varchar,
+        {LINEAGE_COLUMNS}
+    """,
+    # natural key: id
+    "session_feedback": f"""
+        id varchar not null,
+        session_id_opaque varchar not null,
+        user_id_or_null varchar,
+        recorded_at timestamp not null,
+        recorded_date date not null,
+        label varchar not null,
+        turn_count_at_end bigint,
+        source varchar not null,
+        schema_version integer not null,
+        insertion_order bigint,
+        {LINEAGE_COLUMNS}
+    """,
+    # natural key: rn
+    "turn_reactions": f"""
+        rn varchar not null,
+        tenant varchar,
+        project varchar,
+        user_id varchar,
+        conversation_id varchar not null,
+        bundle_id varchar,
+        turn_id varchar not null,
+        track_id varchar,
+        user_type varchar,
+        kind varchar,
+        tags varchar[],
+        origin varchar not null,
+        reaction varchar,
+        confidence double,
+        ts timestamp not null,
+        text varchar,
+        {LINEAGE_COLUMNS}
+    """,
+    # natural key: id
+    "workspace_feedback": f"""
+        id varchar not null,
+        tenant_id varchar not null,
+        source_type varchar not null,
+        rating varchar not null,
+        comment varchar,
+        session_id varchar,
+        entity_id varchar,
+        agent_id varchar,
+        context json,
+        status varchar not null,
+        reviewed_by_agent_id varchar,
+        reviewed_by_user_id varchar,
+        reviewed_at timestamp,
+        review_notes varchar,
+        created_by varchar,
+        created_at timestamp not null,
+        {LINEAGE_COLUMNS}
+    """,
+    # natural key: id
+    "workspace_sessions": f"""
+        id varchar not null,
+        tenant_id varchar not null,
+        agent_id varchar,
+        session_type varchar,
+        status varchar,
+        created_at timestamp not null,
+        completed_at timestamp,
+        metadata json,
+        {LINEAGE_COLUMNS}
+    """,
+    # natural key: id
+    "workspace_eval_runs": f"""
+        id varchar not null,
+        tenant_id varchar not null,
+        name varchar,
+        set_name varchar,
+        agent_id varchar,
+        triggered_by varchar,
+        started_at timestamp not null,
+        completed_at timestamp,
+        golden_session_count bigint,
+        passed_count bigint,
+        failed_count bigint,
+        results json,
+        created_by varchar,
+        {LINEAGE_COLUMNS}
+    """,
+    # every row or line that failed validation, with why
+    "quarantine": """
+        load_id varchar not null,
+        source varchar not null,
+        target_table varchar not null,
+        source_uri varchar not null,
+        line_number bigint,
+        record_key varchar,
+        raw_text varchar,
+        raw_bytes blob,
+        reason varchar not null,
+        quarantined_at timestamp not null
+    """,
+    # one row per file or table read
+    "load_manifest": """
+        load_id varchar not null,
+        source varchar not null,
+        target_table varchar not null,
+        uri varchar not null,
+        checksum varchar,
+        size_bytes bigint,
+        rows_read bigint not null,
+        rows_loaded bigint not null,
+        rows_quarantined bigint not null,
+        rows_duplicate bigint not null,
+        started_at timestamp not null,
+        finished_at timestamp not null
+    """,
+    # one row per retention policy applied
+    "purge_log": """
+        purge_id varchar not null,
+        policy varchar not null,
+        table_name varchar not null,
+        cutoff timestamp,
+        rows_archived bigint not null,
+        rows_deleted bigint not null,
+        applied_at timestamp not null,
+        is_dry_run boolean not null
+    """,
+}
+
+
+def resolve_db_path(db: str | os.PathLike[str] | None) -> Path:
+    """`--db`, else `FEEDBACK_DB`, else `./feedback.duckdb`."""
+    return Path(db or os.environ.get("FEEDBACK_DB") or DEFAULT_DB)
+
+
+def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse (creating it and the raw schema unless read-only)."""
+    path = resolve_db_path(db)
+    if read_only and not path.exists():
+        raise UserError(
+            f"warehouse {path} does not exist: run `feedback-analytics ingest ...` "
+            "(or `make demo`) first, or point --db / FEEDBACK_DB at it"
+        )
+    if not read_only and path.parent and not path.parent.exists():
+        raise UserError(f"folder {path.parent} for the warehouse does not exist: create it first")
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        first = str(exc).splitlines()[0]
+        raise UserError(
+            f"cannot open warehouse {path}: {first} (another process may be writing it; wait for it to finish)"
+        ) from None
+    con.execute("set TimeZone = 'UTC'")
+    if not read_only:
+        ensure_raw_schema(con)
+    return con
+
+
+def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("create schema if not exists raw")
+    for table, columns in RAW_TABLES.items():
+        con.execute(f"create table if not exists raw.{table} ({columns})")
