@@ -54,6 +54,8 @@ class Field:
     # SQL used when the value is absent; {other} names another field's parsed value
     default_sql: str | None = None
     allowed_values: tuple[int, ...] = ()  # for versions: anything else is unsupported
+    # free text: any JSON value is kept as its text (read as VARCHAR: long strings are not parsed twice)
+    free_text: bool = False
 
     @property
     def json_paths(self) -> tuple[tuple[str, ...], ...]:
@@ -91,7 +93,7 @@ ANALYZER_EVENTS = Contract(
         Field("outcome", "string", required=True, enum=OUTCOMES),
         Field("confidence", "float", required=True, minimum=0, maximum=1),
         Field("correction_type", "string", enum=CORRECTION_TYPES),
-        Field("user_message_snippet", "string"),
+        Field("user_message_snippet", "string", free_text=True),
         Field("turns_to_feedback", "int", minimum=0),
         Field("ai_tools_used", "string_list"),
         Field("dimension_hint", "string", enum=DIMENSIONS),
@@ -180,7 +182,7 @@ TURN_REACTIONS = Contract(
             maximum=1,
         ),
         Field("ts", "timestamp", paths=_reaction_paths("reaction", "ts") + (("ts",),), required=True),
-        Field("text", "string", paths=_reaction_paths("reaction", "text")),
+        Field("text", "string", paths=_reaction_paths("reaction", "text"), free_text=True),
     ),
 )
 
@@ -193,7 +195,7 @@ WORKSPACE_FEEDBACK = Contract(
         Field("tenant_id", "string", required=True),
         Field("source_type", "string", required=True, enum=FEEDBACK_SOURCE_TYPES),
         Field("rating", "string", required=True, enum=FEEDBACK_RATINGS),
-        Field("comment", "string"),
+        Field("comment", "string", free_text=True),
         Field("session_id", "string"),
         Field("entity_id", "string"),
         Field("agent_id", "string"),
@@ -202,7 +204,7 @@ WORKSPACE_FEEDBACK = Contract(
         Field("reviewed_by_agent_id", "string"),
         Field("reviewed_by_user_id", "string"),
         Field("reviewed_at", "timestamp"),
-        Field("review_notes", "string"),
+        Field("review_notes", "string", free_text=True),
         Field("created_by", "string"),
         Field("created_at", "timestamp", required=True),
     ),

@@ -12,7 +12,7 @@ import xxhash
 from ingest.contracts import Contract
 from ingest.errors import UserError
 from ingest.jsonl import file_checksum, read_blobs, read_jsonl
-from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches, prevalidate_jsonl
+from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches
 from ingest.progress import LoadProgress
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -53,15 +53,15 @@ def file_loads(
             continue
         progress.start(path.name, size)
         opts = replace(options, on_rows=progress.rows_done)
-        if prevalidate_jsonl(con, contract, str(path)):  # the common case: a clean file
-            with Load(con, contract, str(path), opts, checksum=checksum, size_bytes=size) as load:
-                load.add_validated()
+        load = Load(con, contract, str(path), opts, checksum=checksum, size_bytes=size)
+        with load.transaction() as landed:  # the common case: a clean file, one streaming pass
+            landed.keep = load.stream_clean_jsonl(str(path))
+        if landed.keep:
             progress.bytes_read(size)
             results.append(load.result)
-        else:
-            batches = read_jsonl(path, on_bytes=progress.bytes_read)
-            results.append(load_batches(con, contract, str(path), batches, opts, checksum=checksum, size_bytes=size))
-        con.execute("drop table if exists _batch")
+            continue
+        batches = read_jsonl(path, on_bytes=progress.bytes_read)
+        results.append(load_batches(con, contract, str(path), batches, opts, checksum=checksum, size_bytes=size))
     return results
 
 

@@ -10,6 +10,7 @@ blank lines are left to the SQL, which tolerates them.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -32,11 +33,11 @@ BATCH_SCHEMA = pa.schema(
 
 
 def file_checksum(path: Path) -> str:
-    """xxh3-128 of the file's bytes: fast enough to check before every load."""
+    """xxh3-128 of the file's bytes (memory-mapped, no copy): cheap enough before every load."""
     digest = xxhash.xxh3_128()
-    with path.open("rb") as handle:
-        while block := handle.read(CHUNK_BYTES):
-            digest.update(block)
+    if path.stat().st_size:
+        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            digest.update(mapped)
     return "xxh3_128:" + digest.hexdigest()
 
 

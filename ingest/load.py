@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -86,6 +87,11 @@ def _quarantine_text(contract: Contract, raw: str, options: LoadOptions) -> str:
     return text
 
 
+@dataclass
+class Outcome:
+    keep: bool = True
+
+
 class Load:
     """One transaction that lands batches of one unit of input in one raw table."""
 
@@ -110,17 +116,26 @@ class Load:
         self._clock = time.perf_counter()
 
     # -- the transaction ---------------------------------------------------
-    def __enter__(self) -> Load:
-        self.con.execute("begin transaction")
-        return self
+    @contextmanager
+    def transaction(self) -> Iterator[Outcome]:
+        """Begin; commit with the manifest row if `outcome.keep` stays true, else roll back.
 
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is not None:
+        An exception (or a killed process) rolls everything back.
+        """
+        outcome = Outcome()
+        self.con.execute("begin transaction")
+        try:
+            yield outcome
+        except BaseException:
             self.con.execute("rollback")
-            return
-        self._write_manifest()
-        self.con.execute("commit")
-        self.result.seconds = time.perf_counter() - self._clock
+            raise
+        if outcome.keep:
+            self._write_manifest()
+            self.con.execute("commit")
+            self.result.seconds = time.perf_counter() - self._clock
+        else:
+            self.con.execute("rollback")
+            self.result = LoadResult(self.contract.source, self.contract.table, self.result.uri)
 
     # -- batches -------------------------------------------------------------
     def add_json_batch(self, batch: pa.Table) -> None:
@@ -139,10 +154,59 @@ class Load:
         raw_sql = "to_json(struct_pack(" + ", ".join(f"{quote(c)} := c.{quote(c)}" for c in originals) + "))::varchar"
         self._land(batch, typed_batch_sql(self.contract, "_chunk", types), raw_sql=raw_sql)
 
-    def add_validated(self) -> None:
-        """Land the temp table `_batch`, validated beforehand and free of bad rows."""
-        (read,) = self.con.execute("select count(*) from _batch").fetchone()
-        self._count(read, 0, self._insert())
+    def stream_clean_jsonl(self, path: str) -> bool:
+        """Land a JSON-lines file in one streaming pass with DuckDB's own reader, if it is clean.
+
+        Every row is inserted as read; the statement raises at the first row
+        that breaks the contract (or that the reader refuses), and the caller
+        then rolls back and reads the file line by line, for exact line
+        numbers and raw text in the quarantine. Copies of keys already landed
+        (before this load, or earlier in this file) are removed afterwards and
+        counted as duplicates.
+        """
+        contract = self.contract
+        key = quote(contract.key)
+        target = f"raw.{contract.table}"
+        validated = json_batch_sql(contract, read_json_parsed_sql(contract, path))
+        columns = [quote(c) for c in contract.columns]
+        values = ["null" if c in self.options.blank_fields else quote(c) for c in contract.columns]
+        had_rows = self.con.execute(f"select 1 from {target} limit 1").fetchone() is not None
+        try:
+            (read,) = self.con.execute(
+                f"""
+                insert into {target} ({", ".join(columns)}, _source_uri, _loaded_at, _load_id)
+                select {", ".join(values)}, _uri, ?, ?
+                from ({validated}) as checked
+                where case when _reason <> '' then error('row breaks the contract') else true end
+                """,
+                [self.started_at, self.load_id],
+            ).fetchone()
+        except duckdb.Error:
+            return False
+        duplicates = 0
+        if had_rows:
+            (duplicates,) = self.con.execute(
+                f"""
+                delete from {target}
+                where _load_id = ? and {key} in (select {key} from {target} where _load_id <> ?)
+                """,
+                [self.load_id, self.load_id],
+            ).fetchone()
+        (copies,) = self.con.execute(
+            f"select count(*) - count(distinct {key}) from {target} where _load_id = ?", [self.load_id]
+        ).fetchone()
+        if copies:
+            (removed,) = self.con.execute(
+                f"""
+                delete from {target}
+                where _load_id = ?
+                  and rowid not in (select min(rowid) from {target} where _load_id = ? group by {key})
+                """,
+                [self.load_id, self.load_id],
+            ).fetchone()
+            duplicates += removed
+        self._count(read, 0, read - duplicates)
+        return True
 
     def _land(self, batch: pa.Table, validate_sql: str, raw_sql: str | None) -> None:
         con = self.con
@@ -165,22 +229,33 @@ class Load:
             self.options.on_rows(read)
 
     def _insert(self) -> int:
+        """Insert the valid rows of `_batch` whose key is new (first copy wins within the batch)."""
         contract = self.contract
         key = quote(contract.key)
         target = f"raw.{contract.table}"
         columns = [quote(c) for c in contract.columns]
         values = ["null" if c in self.options.blank_fields else quote(c) for c in contract.columns]
+        (in_batch_copies,) = self.con.execute(
+            f"select count(*) - count(distinct {key}) from _batch where _reason = ''"
+        ).fetchone()
+        fresh = "(select * from _batch where _reason = '')"
+        if in_batch_copies:
+            fresh = f"""(
+                select * from _batch where _reason = ''
+                qualify row_number() over (partition by {key} order by _line) = 1
+            )"""
+        target_has_rows = self.con.execute(f"select 1 from {target} limit 1").fetchone() is not None
+        new_keys_only = (
+            f"where not exists (select 1 from {target} as landed where landed.{key} = fresh.{key})"
+            if target_has_rows
+            else ""
+        )
         row = self.con.execute(
             f"""
-            insert into {target} ({", ".join(columns)}, _source_uri, _source_line, _loaded_at, _load_id)
-            select {", ".join(values)}, _uri, _line, ?, ?
-            from (
-                select *, row_number() over (partition by {key} order by _line) as _copy
-                from _batch
-                where _reason = ''
-            ) as fresh
-            where _copy = 1
-              and not exists (select 1 from {target} as landed where landed.{key} = fresh.{key})
+            insert into {target} ({", ".join(columns)}, _source_uri, _loaded_at, _load_id)
+            select {", ".join(values)}, _uri, ?, ?
+            from {fresh} as fresh
+            {new_keys_only}
             """,
             [self.started_at, self.load_id],
         ).fetchone()
@@ -236,23 +311,6 @@ class Load:
         )
 
 
-def prevalidate_jsonl(con: duckdb.DuckDBPyConnection, contract: Contract, path: str) -> bool:
-    """Validate a whole JSON-lines file with DuckDB's own reader into the temp table `_batch`.
-
-    True when every row is valid: the file can then land from `_batch`. False
-    when the reader refused a line or a row broke the contract: the caller
-    reads the file line by line instead, for exact line numbers and raw text.
-    Runs outside the load's transaction, so a refusal leaves nothing behind.
-    """
-    sql = json_batch_sql(contract, read_json_parsed_sql(contract, path))
-    try:
-        con.execute(f"create or replace temp table _batch as {sql}")
-    except duckdb.Error:
-        return False
-    (bad,) = con.execute("select count(*) from _batch where _reason <> ''").fetchone()
-    return bad == 0
-
-
 def load_batches(
     con: duckdb.DuckDBPyConnection,
     contract: Contract,
@@ -267,7 +325,8 @@ def load_batches(
     """Land every batch of one unit of input in one transaction (or skip it if unchanged)."""
     if checksum and options.skip_unchanged and already_loaded(con, contract.table, checksum):
         return LoadResult(contract.source, contract.table, uri, skipped=True)
-    with Load(con, contract, uri, options, checksum=checksum, size_bytes=size_bytes) as load:
+    load = Load(con, contract, uri, options, checksum=checksum, size_bytes=size_bytes)
+    with load.transaction():
         for batch in batches:
             if typed:
                 load.add_typed_batch(batch)

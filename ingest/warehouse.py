@@ -18,7 +18,6 @@ DEFAULT_DB = "feedback.duckdb"
 
 LINEAGE_COLUMNS = """
     _source_uri varchar not null,
-    _source_line bigint,
     _loaded_at timestamp not null,
     _load_id varchar not null
 """
