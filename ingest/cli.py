@@ -242,6 +242,35 @@ def build(as_of: str | None, db: str | None, dbt_args: tuple[str, ...]) -> None:
         raise UserError(f"dbt build failed (exit {completed.returncode}): see the dbt output above")
 
 
+# -- dashboard ----------------------------------------------------------------------
+@cli.command("dashboard")
+@click.option("--port", type=int, default=8501, show_default=True, help="Port to serve the dashboard on.")
+@db_option
+def dashboard(port: int, db: str | None) -> None:
+    """Start the Streamlit dashboard on the same DuckDB file (read-only, short-lived connections)."""
+    path = resolve_db_path(db).resolve()
+    env = {
+        **os.environ,
+        "FEEDBACK_DB": str(path),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_DIR), os.environ.get("PYTHONPATH")])),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(PROJECT_DIR / "dashboards" / "app.py"),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    click.echo(f"dashboard on http://localhost:{port} (warehouse {path}); stop it with Ctrl-C", err=True)
+    raise SystemExit(subprocess.call(command, env=env))
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

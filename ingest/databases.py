@@ -8,11 +8,17 @@ unreachable, table missing) become one-line `UserError`s.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
+from ingest.contracts import Contract
 from ingest.errors import UserError
+from ingest.load import Load, LoadOptions, LoadResult, load_batches
+from ingest.validation import quote, sql_literal
 
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
 _PASSWORD_KV = re.compile(r"password\s*=\s*\S+", re.IGNORECASE)
@@ -75,8 +81,8 @@ class PostgresTable:
             raise
         return True
 
-    def fetch(self, wanted: dict[str, str], where: str = "") -> pa.Table:
-        """Fetch the wanted columns (output name -> source column) that the table has."""
+    def select_sql(self, wanted: dict[str, str], where: str = "") -> str:
+        """SELECT of the wanted columns (output name -> source column) that the table has."""
         available = self.columns()
         selects = []
         for out_name, column in wanted.items():
@@ -87,7 +93,11 @@ class PostgresTable:
             if dtype in ("uuid", "json", "jsonb") or dtype.startswith("timestamp") or dtype == "date":
                 expr = f"{expr}::text"
             selects.append(f"{expr} as {_quote_ident(out_name)}")
-        sql = f"select {', '.join(selects)} from {_quote_ident(self.table)} {where}"
+        return f"select {', '.join(selects)} from {_quote_ident(self.table)} {where}"
+
+    def fetch(self, wanted: dict[str, str], where: str = "") -> pa.Table:
+        """The wanted columns of every row, as one Arrow table."""
+        sql = self.select_sql(wanted, where)
         with self._connect() as conn, conn.cursor() as cur:
             try:
                 cur.execute(sql)
@@ -95,24 +105,55 @@ class PostgresTable:
             except Exception as exc:
                 raise UserError(f"cannot read {self.table} from PostgreSQL: {_first_line(exc)}") from None
 
+    @contextmanager
+    def stream(self, wanted: dict[str, str], where: str = "") -> Iterator[pa.RecordBatchReader]:
+        """The wanted columns as a stream of Arrow record batches (DuckDB consumes it while it arrives)."""
+        sql = self.select_sql(wanted, where)
+        with self._connect() as conn, conn.cursor() as cur:
+            try:
+                cur.execute(sql)
+                yield cur.fetch_record_batch()
+            except UserError:
+                raise
+            except Exception as exc:
+                raise UserError(f"cannot read {self.table} from PostgreSQL: {_first_line(exc)}") from None
 
-def read_sqlite_table(path: Path, table: str, wanted: list[str]) -> pa.Table:
-    """The wanted columns of a table in a SQLite file (read-only)."""
-    import adbc_driver_sqlite.dbapi as sqlite
 
-    uri = f"file:{path.resolve()}?mode=ro"
-    try:
-        conn = sqlite.connect(uri)
-    except Exception as exc:
-        raise UserError(f"cannot open SQLite file {path}: {_first_line(exc)}") from None
-    with conn, conn.cursor() as cur:
-        cur.execute(f"select name from pragma_table_info('{table}')")
-        available = [row[0] for row in cur.fetchall()]
-        if not available:
-            raise UserError(f"SQLite file {path} has no table {table}: is it a session feedback store?")
-        columns = [c for c in wanted if c in available]
-        cur.execute(f"select {', '.join(_quote_ident(c) for c in columns)} from {_quote_ident(table)}")
-        return cur.fetch_arrow_table()
+class SqliteTable(PostgresTable):
+    """One table of a SQLite file (opened read-only), read with adbc_driver_sqlite."""
+
+    def __init__(self, path: Path, table: str) -> None:
+        self.path = path
+        self.dsn = f"file:{path.resolve()}?mode=ro"
+        self.table = table
+        self.uri = str(path.resolve())
+
+    def _connect(self):  # noqa: ANN202 - an ADBC DB-API connection
+        import adbc_driver_sqlite.dbapi as sqlite
+
+        try:
+            return sqlite.connect(self.dsn)
+        except Exception as exc:
+            raise UserError(f"cannot open SQLite file {self.path}: {_first_line(exc)}") from None
+
+    def columns(self) -> dict[str, str]:
+        with self._connect() as conn, conn.cursor() as cur:
+            try:
+                cur.execute(f"select name, type from pragma_table_info('{self.table}')")
+                rows = cur.fetchall()
+            except Exception as exc:
+                raise UserError(f"cannot read SQLite file {self.path}: {_first_line(exc)}") from None
+        if not rows:
+            raise UserError(f"SQLite file {self.path} has no table {self.table}: check the file")
+        return {name: (dtype or "").lower() for name, dtype in rows}
+
+
+def arrow_column_types(schema: pa.Schema) -> dict[str, str]:
+    """Arrow column -> the DuckDB type family the validation needs to know (text or not)."""
+    return {
+        f.name: "VARCHAR" if pa.types.is_string(f.type) or pa.types.is_large_string(f.type) else str(f.type)
+        for f in schema
+    }
 
 
 def with_lineage(table: pa.Table, uri: str, line_column: str | None) -> pa.Table:
@@ -123,3 +164,30 @@ def with_lineage(table: pa.Table, uri: str, line_column: str | None) -> pa.Table
         line = pa.array(range(1, table.num_rows + 1), pa.int64())
     table = table.append_column("_line", line)
     return table.append_column("_uri", pa.repeat(uri, table.num_rows).cast(pa.string()))
+
+
+def load_table(
+    con: duckdb.DuckDBPyConnection,
+    contract: Contract,
+    source: PostgresTable,
+    options: LoadOptions,
+    *,
+    line_column: str | None = None,
+) -> LoadResult:
+    """Land one database table: streamed in one pass when clean, else fetched whole and checked row by row."""
+    wanted = {f.name: f.name for f in contract.fields}
+    load = Load(con, contract, source.uri, options)
+    with source.stream(wanted) as reader:
+        names = reader.schema.names
+        line = quote(line_column) if line_column in names else "null::bigint"
+        relation = f"(select *, {line} as _line, {sql_literal(source.uri)} as _uri from _stream)"
+        con.register("_stream", reader)
+        try:
+            with load.transaction() as outcome:
+                outcome.keep = load.stream_clean_typed(relation, arrow_column_types(reader.schema))
+        finally:
+            con.unregister("_stream")
+    if outcome.keep:
+        return load.result
+    table = with_lineage(source.fetch(wanted), source.uri, line_column)
+    return load_batches(con, contract, source.uri, [table], options, typed=True)

@@ -480,6 +480,7 @@ def _volumes(scale: float) -> dict[str, int]:
 def _connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute("set preserve_insertion_order = true")
+    con.execute("set enable_progress_bar = false")
     con.execute("set TimeZone = 'UTC'")
     return con
 

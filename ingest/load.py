@@ -155,19 +155,26 @@ class Load:
         self._land(batch, typed_batch_sql(self.contract, "_chunk", types), raw_sql=raw_sql)
 
     def stream_clean_jsonl(self, path: str) -> bool:
-        """Land a JSON-lines file in one streaming pass with DuckDB's own reader, if it is clean.
+        """Land a JSON-lines file in one pass with DuckDB's own parallel reader, if it is clean."""
+        return self.stream_clean(json_batch_sql(self.contract, read_json_parsed_sql(self.contract, path)))
+
+    def stream_clean_typed(self, relation: str, column_types: dict[str, str]) -> bool:
+        """Land a typed relation (e.g. a registered Arrow stream from ADBC) in one pass, if it is clean."""
+        return self.stream_clean(typed_batch_sql(self.contract, relation, column_types))
+
+    def stream_clean(self, validated: str) -> bool:
+        """Land a validated relation in one streaming pass, if every row is valid.
 
         Every row is inserted as read; the statement raises at the first row
-        that breaks the contract (or that the reader refuses), and the caller
-        then rolls back and reads the file line by line, for exact line
-        numbers and raw text in the quarantine. Copies of keys already landed
-        (before this load, or earlier in this file) are removed afterwards and
-        counted as duplicates.
+        that breaks the contract (or that a reader refuses), and the caller
+        then rolls back and reads the input again batch by batch, for exact
+        line numbers and raw text in the quarantine. Copies of keys already
+        landed (before this load, or earlier in this input) are removed
+        afterwards and counted as duplicates.
         """
         contract = self.contract
         key = quote(contract.key)
         target = f"raw.{contract.table}"
-        validated = json_batch_sql(contract, read_json_parsed_sql(contract, path))
         columns = [quote(c) for c in contract.columns]
         values = ["null" if c in self.options.blank_fields else quote(c) for c in contract.columns]
         had_rows = self.con.execute(f"select 1 from {target} limit 1").fetchone() is not None

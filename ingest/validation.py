@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from ingest.contracts import Contract, Field
 
+
 def _json_type_ok(kind: str, j: str) -> str:
     """Whether a JSON value has the kind's type, read off its first character (cheaper than json_type)."""
     first = f"ascii(cast({j} as varchar))"

@@ -15,6 +15,8 @@ import duckdb
 from ingest.errors import UserError
 
 DEFAULT_DB = "feedback.duckdb"
+# DuckDB spills to disk beyond this, so a big load keeps a flat memory profile
+DEFAULT_MEMORY_LIMIT = "1GB"
 
 LINEAGE_COLUMNS = """
     _source_uri varchar not null,
@@ -189,6 +191,7 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
             f"cannot open warehouse {path}: {first} (another process may be writing it; wait for it to finish)"
         ) from None
     con.execute("set TimeZone = 'UTC'")
+    con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
     if not read_only:
         ensure_raw_schema(con)
     return con

@@ -12,13 +12,12 @@ from pathlib import Path
 import duckdb
 
 from ingest.contracts import SESSION_FEEDBACK
-from ingest.databases import PostgresTable, read_sqlite_table, with_lineage
+from ingest.databases import PostgresTable, SqliteTable, load_table
 from ingest.files import file_loads, is_sqlite, readable_file
-from ingest.load import LoadOptions, LoadResult, load_batches
+from ingest.load import LoadOptions, LoadResult
 from ingest.progress import LoadProgress
 
 TABLE = "session_feedback"
-COLUMNS = [f.name for f in SESSION_FEEDBACK.fields]
 
 
 def ingest_session_feedback(
@@ -30,19 +29,17 @@ def ingest_session_feedback(
 ) -> list[LoadResult]:
     progress = progress or LoadProgress(enabled=False)
     results = []
+    opts = replace(options, on_rows=progress.rows_done)
     if postgres_dsn:
-        source = PostgresTable(postgres_dsn, TABLE)
         progress.start(f"postgres {TABLE}", None)
-        table = with_lineage(source.fetch({c: c for c in COLUMNS}), source.uri, "insertion_order")
-        opts = replace(options, on_rows=progress.rows_done)
-        results.append(load_batches(con, SESSION_FEEDBACK, source.uri, [table], opts, typed=True))
+        source = PostgresTable(postgres_dsn, TABLE)
+        results.append(load_table(con, SESSION_FEEDBACK, source, opts, line_column="insertion_order"))
     if path is not None:
         readable_file(path, "session feedback file")
         if is_sqlite(path):
             progress.start(path.name, None)
-            table = with_lineage(read_sqlite_table(path, TABLE, COLUMNS), str(path), "insertion_order")
-            opts = replace(options, on_rows=progress.rows_done)
-            results.append(load_batches(con, SESSION_FEEDBACK, str(path), [table], opts, typed=True))
+            source = SqliteTable(path, TABLE)
+            results.append(load_table(con, SESSION_FEEDBACK, source, opts, line_column="insertion_order"))
         else:
             results.extend(file_loads(con, SESSION_FEEDBACK, [path], options, progress))
     return results

@@ -13,10 +13,10 @@ from pathlib import Path
 import duckdb
 
 from ingest.contracts import WORKSPACE_CONTRACTS, Contract
-from ingest.databases import PostgresTable, with_lineage
+from ingest.databases import PostgresTable, load_table
 from ingest.errors import UserError
 from ingest.files import file_loads
-from ingest.load import LoadOptions, LoadResult, load_batches
+from ingest.load import LoadOptions, LoadResult
 from ingest.progress import LoadProgress
 
 
@@ -56,9 +56,8 @@ def ingest_workspace(
             if table == "eval_runs" and not source.exists():
                 continue
             progress.start(f"postgres {table}", None)
-            rows = with_lineage(source.fetch({f.name: f.name for f in contract.fields}), source.uri, None)
             opts = replace(options, on_rows=progress.rows_done)
-            results.append(load_batches(con, contract, source.uri, [rows], opts, typed=True))
+            results.append(load_table(con, contract, source, opts))
     if path is not None:
         for contract, file in workspace_files(path):
             results.extend(file_loads(con, contract, [file], options, progress))
