@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import duckdb
@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ingest.contracts import Contract
 from ingest.errors import UserError
-from ingest.load import Load, LoadOptions, LoadResult, load_batches
+from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches
 from ingest.validation import quote, sql_literal
 
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
@@ -39,6 +39,8 @@ def _quote_ident(name: str) -> str:
 
 class PostgresTable:
     """One PostgreSQL table, read with adbc_driver_postgresql."""
+
+    engine = "PostgreSQL"
 
     def __init__(self, dsn: str, table: str) -> None:
         self.dsn = dsn
@@ -103,24 +105,31 @@ class PostgresTable:
                 cur.execute(sql)
                 return cur.fetch_arrow_table()
             except Exception as exc:
-                raise UserError(f"cannot read {self.table} from PostgreSQL: {_first_line(exc)}") from None
+                raise UserError(f"cannot read {self.table} from {self.engine}: {_first_line(exc)}") from None
 
     @contextmanager
     def stream(self, wanted: dict[str, str], where: str = "") -> Iterator[pa.RecordBatchReader]:
         """The wanted columns as a stream of Arrow record batches (DuckDB consumes it while it arrives)."""
         sql = self.select_sql(wanted, where)
-        with self._connect() as conn, conn.cursor() as cur:
+        conn = self._connect()
+        cur = conn.cursor()
+        try:
             try:
                 cur.execute(sql)
-                yield cur.fetch_record_batch()
-            except UserError:
-                raise
+                reader = cur.fetch_record_batch()
             except Exception as exc:
-                raise UserError(f"cannot read {self.table} from PostgreSQL: {_first_line(exc)}") from None
+                raise UserError(f"cannot read {self.table} from {self.engine}: {_first_line(exc)}") from None
+            yield reader
+        finally:  # a stream left half-read (the load fell back) must not fail the cleanup
+            for close in (cur.close, conn.close):
+                with suppress(Exception):
+                    close()
 
 
 class SqliteTable(PostgresTable):
     """One table of a SQLite file (opened read-only), read with adbc_driver_sqlite."""
+
+    engine = "SQLite"
 
     def __init__(self, path: Path, table: str) -> None:
         self.path = path
@@ -173,10 +182,16 @@ def load_table(
     options: LoadOptions,
     *,
     line_column: str | None = None,
+    checksum: str | None = None,
 ) -> LoadResult:
-    """Land one database table: streamed in one pass when clean, else fetched whole and checked row by row."""
+    """Land one database table: streamed in one pass when clean, else fetched whole and checked row by row.
+
+    A `checksum` (of a database file) lets an unchanged file be skipped.
+    """
+    if checksum and options.skip_unchanged and already_loaded(con, contract.table, checksum):
+        return LoadResult(contract.source, contract.table, source.uri, skipped=True)
     wanted = {f.name: f.name for f in contract.fields}
-    load = Load(con, contract, source.uri, options)
+    load = Load(con, contract, source.uri, options, checksum=checksum)
     with source.stream(wanted) as reader:
         names = reader.schema.names
         line = quote(line_column) if line_column in names else "null::bigint"
@@ -190,4 +205,4 @@ def load_table(
     if outcome.keep:
         return load.result
     table = with_lineage(source.fetch(wanted), source.uri, line_column)
-    return load_batches(con, contract, source.uri, [table], options, typed=True)
+    return load_batches(con, contract, source.uri, [table], options, typed=True, checksum=checksum)

@@ -1065,30 +1065,26 @@ class ReactionRows:
         return ReactionRows(*(a[index] for a in self.arrays()))
 
 
-def _comment_pool() -> tuple[list[str], dict[tuple[str, str], tuple[int, int]]]:
-    """All reaction comments in one pool, with (offset, size) per origin and reaction."""
+def _comment_pool() -> tuple[list[str], np.ndarray, np.ndarray]:
+    """All reaction comments in one pool, with offsets and sizes by (origin, reaction)."""
     pool: list[str] = []
-    spans: dict[tuple[str, str], tuple[int, int]] = {}
-    for origin, comments in (("user", USER_COMMENTS), ("machine", MACHINE_COMMENTS)):
-        for reaction in REACTIONS:
-            spans[(origin, reaction)] = (len(pool), len(comments[reaction]))
-            pool.extend(comments[reaction])
-    return pool, spans
+    offsets = np.zeros((len(ORIGINS), len(REACTIONS)), dtype=np.int64)
+    sizes = np.zeros((len(ORIGINS), len(REACTIONS)), dtype=np.int64)
+    for origin, comments in enumerate((USER_COMMENTS, MACHINE_COMMENTS)):
+        for reaction, name in enumerate(REACTIONS):
+            offsets[origin, reaction], sizes[origin, reaction] = len(pool), len(comments[name])
+            pool.extend(comments[name])
+    return pool, offsets, sizes
 
 
 def _comments(rng: np.random.Generator, is_user: np.ndarray, reaction: np.ndarray, share: np.ndarray) -> np.ndarray:
-    _, spans = _comment_pool()
-    offsets = np.zeros((2, 4), dtype=np.int64)
-    sizes = np.ones((2, 4), dtype=np.int64)
-    for origin_index, origin in enumerate(("user", "machine")):
-        for reaction_index, name in enumerate(REACTIONS):
-            offsets[origin_index, reaction_index], sizes[origin_index, reaction_index] = spans[(origin, name)]
-    origin_index = np.where(is_user, 0, 1)
-    picked = offsets[origin_index, reaction] + (rng.random(len(reaction)) * sizes[origin_index, reaction]).astype(
-        np.int64
-    )
-    has_text = (rng.random(len(reaction)) < share) & (reaction < 3)
-    return np.where(has_text, picked, -1)
+    """Index of a fitting comment for a `share` of the reactions, -1 (no text) otherwise and for clears."""
+    _, offsets, sizes = _comment_pool()
+    origin = np.where(is_user, 0, 1)
+    known = np.minimum(reaction, len(REACTIONS) - 1)
+    within = (rng.random(len(reaction)) * sizes[origin, known]).astype(np.int64)
+    has_text = (rng.random(len(reaction)) < share) & (reaction < len(REACTIONS))
+    return np.where(has_text, offsets[origin, known] + within, -1)
 
 
 def _primary_reactions(rng: np.random.Generator, n: int, conversations: Conversations) -> ReactionRows:
@@ -1180,7 +1176,7 @@ def _reactions_table(rng: np.random.Generator, n_target: int, frame: TimeFrame) 
     )
     users = _user_pool(rng, int(conversations.user.max()) + 1)
     user = conversations.user[conv]
-    comment_pool, _ = _comment_pool()
+    comment_pool, _, _ = _comment_pool()
     table = pa.table(
         {
             "seq": np.arange(n, dtype=np.int64),
@@ -1466,13 +1462,7 @@ def _workspace_feedback(
 
     source_type = _categorical(rng, n, SOURCE_TYPE_WEIGHTS)
     tenant = _categorical(rng, n, TENANT_WEIGHTS)
-    by_tenant = np.argsort(session_tenant, kind="stable")
-    per_tenant = np.bincount(session_tenant, minlength=len(tenants))
-    first = np.concatenate(([0], np.cumsum(per_tenant)[:-1]))
-    linked = (rng.random(n) < np.array(SOURCE_TYPE_LINK_SHARE)[source_type]) & (per_tenant[tenant] > 0)
-    pick = by_tenant[
-        np.minimum(first[tenant] + (rng.random(n) * per_tenant[tenant]).astype(np.int64), len(by_tenant) - 1)
-    ]
+    linked, pick = _link_to_sessions(rng, tenant, source_type, session_tenant)
     follow_up = np.exp(rng.uniform(np.log(MINUTE_US), np.log(DAY_US), n)).astype(np.int64)
     room = frame.end_us - 1 - session_created[pick]  # feedback on a recent session stays before as_of
     follow_up = np.where(follow_up < room, follow_up, (room * rng.random(n)).astype(np.int64))
@@ -1518,6 +1508,19 @@ def _workspace_feedback(
             }
         )
     return _feedback_table(rng, rows)
+
+
+def _link_to_sessions(
+    rng: np.random.Generator, tenant: np.ndarray, source_type: np.ndarray, session_tenant: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each feedback row is about a session, and which session of its own tenant."""
+    n = len(tenant)
+    by_tenant = np.argsort(session_tenant, kind="stable")
+    per_tenant = np.bincount(session_tenant, minlength=len(TENANTS))
+    first = np.concatenate(([0], np.cumsum(per_tenant)[:-1]))
+    linked = (rng.random(n) < np.array(SOURCE_TYPE_LINK_SHARE)[source_type]) & (per_tenant[tenant] > 0)
+    within = (rng.random(n) * per_tenant[tenant]).astype(np.int64)
+    return linked, by_tenant[np.minimum(first[tenant] + within, len(by_tenant) - 1)]
 
 
 def _feedback_table(rng: np.random.Generator, rows: list[dict[str, object]]) -> pa.Table:

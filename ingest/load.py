@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -54,12 +54,18 @@ class LoadOptions:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+def _unregister(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Drop a registered Arrow object; in an aborted transaction the rollback drops it anyway."""
+    with suppress(duckdb.Error):
+        con.unregister(name)
+
+
 def already_loaded(con: duckdb.DuckDBPyConnection, table: str, checksum: str) -> bool:
-    row = con.execute(
+    rows = con.execute(
         "select 1 from raw.load_manifest where target_table = ? and checksum = ? limit 1",
         [table, checksum],
-    ).fetchone()
-    return row is not None
+    ).fetchall()
+    return bool(rows)
 
 
 def _quarantine_text(contract: Contract, raw: str, options: LoadOptions) -> str:
@@ -149,7 +155,7 @@ class Load:
         try:
             types = {row[0]: row[1] for row in self.con.execute("describe select * from _chunk").fetchall()}
         finally:
-            self.con.unregister("_chunk")
+            _unregister(self.con, "_chunk")
         originals = [c for c in batch.column_names if not c.startswith("_")]
         raw_sql = "to_json(struct_pack(" + ", ".join(f"{quote(c)} := c.{quote(c)}" for c in originals) + "))::varchar"
         self._land(batch, typed_batch_sql(self.contract, "_chunk", types), raw_sql=raw_sql)
@@ -177,7 +183,7 @@ class Load:
         target = f"raw.{contract.table}"
         columns = [quote(c) for c in contract.columns]
         values = ["null" if c in self.options.blank_fields else quote(c) for c in contract.columns]
-        had_rows = self.con.execute(f"select 1 from {target} limit 1").fetchone() is not None
+        had_rows = bool(self.con.execute(f"select 1 from {target} limit 1").fetchall())
         try:
             (read,) = self.con.execute(
                 f"""
@@ -187,9 +193,9 @@ class Load:
                 where case when _reason <> '' then error('row breaks the contract') else true end
                 """,
                 [self.started_at, self.load_id],
-            ).fetchone()
-        except duckdb.Error:
-            return False
+            ).fetchall()[0]
+        except (duckdb.InvalidInputException, duckdb.ConversionException):
+            return False  # a malformed line, or a row that breaks the contract: read it again batch by batch
         duplicates = 0
         if had_rows:
             (duplicates,) = self.con.execute(
@@ -198,10 +204,10 @@ class Load:
                 where _load_id = ? and {key} in (select {key} from {target} where _load_id <> ?)
                 """,
                 [self.load_id, self.load_id],
-            ).fetchone()
+            ).fetchall()[0]
         (copies,) = self.con.execute(
             f"select count(*) - count(distinct {key}) from {target} where _load_id = ?", [self.load_id]
-        ).fetchone()
+        ).fetchall()[0]
         if copies:
             (removed,) = self.con.execute(
                 f"""
@@ -210,7 +216,7 @@ class Load:
                   and rowid not in (select min(rowid) from {target} where _load_id = ? group by {key})
                 """,
                 [self.load_id, self.load_id],
-            ).fetchone()
+            ).fetchall()[0]
             duplicates += removed
         self._count(read, 0, read - duplicates)
         return True
@@ -220,11 +226,11 @@ class Load:
         con.register("_chunk", batch)
         try:
             con.execute(f"create or replace temp table _batch as {validate_sql}")
-            read, bad = con.execute("select count(*), count(*) filter (where _reason <> '') from _batch").fetchone()
+            read, bad = con.execute("select count(*), count(*) filter (where _reason <> '') from _batch").fetchall()[0]
             quarantined = self._quarantine(raw_sql) if bad else 0
             loaded = self._insert()
         finally:
-            con.unregister("_chunk")
+            _unregister(con, "_chunk")
         self._count(read, quarantined, loaded)
 
     def _count(self, read: int, quarantined: int, loaded: int) -> None:
@@ -244,14 +250,14 @@ class Load:
         values = ["null" if c in self.options.blank_fields else quote(c) for c in contract.columns]
         (in_batch_copies,) = self.con.execute(
             f"select count(*) - count(distinct {key}) from _batch where _reason = ''"
-        ).fetchone()
+        ).fetchall()[0]
         fresh = "(select * from _batch where _reason = '')"
         if in_batch_copies:
             fresh = f"""(
                 select * from _batch where _reason = ''
                 qualify row_number() over (partition by {key} order by _line) = 1
             )"""
-        target_has_rows = self.con.execute(f"select 1 from {target} limit 1").fetchone() is not None
+        target_has_rows = bool(self.con.execute(f"select 1 from {target} limit 1").fetchall())
         new_keys_only = (
             f"where not exists (select 1 from {target} as landed where landed.{key} = fresh.{key})"
             if target_has_rows
@@ -265,7 +271,7 @@ class Load:
             {new_keys_only}
             """,
             [self.started_at, self.load_id],
-        ).fetchone()
+        ).fetchall()[0]
         return int(row[0])
 
     def _quarantine(self, raw_sql: str | None) -> int:
@@ -294,7 +300,7 @@ class Load:
               )
             """,
             [self.load_id, contract.source, contract.table, self.started_at, contract.table],
-        ).fetchone()
+        ).fetchall()[0]
         return int(row[0])
 
     def _write_manifest(self) -> None:

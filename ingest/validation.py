@@ -313,7 +313,7 @@ def typed_batch_sql(contract: Contract, relation: str, column_types: dict[str, s
         )
     return f"""
         with typed as (
-            select _line, _uri, {", ".join(typed_cols)}
+            select *, {", ".join(typed_cols)}
             from {relation}
         ),
         checked as (

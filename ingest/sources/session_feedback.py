@@ -14,6 +14,7 @@ import duckdb
 from ingest.contracts import SESSION_FEEDBACK
 from ingest.databases import PostgresTable, SqliteTable, load_table
 from ingest.files import file_loads, is_sqlite, readable_file
+from ingest.jsonl import file_checksum
 from ingest.load import LoadOptions, LoadResult
 from ingest.progress import LoadProgress
 
@@ -39,7 +40,10 @@ def ingest_session_feedback(
         if is_sqlite(path):
             progress.start(path.name, None)
             source = SqliteTable(path, TABLE)
-            results.append(load_table(con, SESSION_FEEDBACK, source, opts, line_column="insertion_order"))
+            checksum = file_checksum(path)
+            results.append(
+                load_table(con, SESSION_FEEDBACK, source, opts, line_column="insertion_order", checksum=checksum)
+            )
         else:
             results.extend(file_loads(con, SESSION_FEEDBACK, [path], options, progress))
     return results
