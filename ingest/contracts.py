@@ -74,6 +74,9 @@ class Contract:
     redact_in_quarantine: tuple[str, ...] = ()
     # keep only the contract fields in quarantined raw text (no free text beyond it)
     quarantine_contract_fields_only: bool = False
+    # upstream rows change (a review status, a completed session): a key that comes
+    # back with other content replaces the landed row instead of counting as a duplicate
+    mutable: bool = False
 
     @property
     def columns(self) -> list[str]:
@@ -190,6 +193,7 @@ WORKSPACE_FEEDBACK = Contract(
     source="workspace",
     table="workspace_feedback",
     key="id",
+    mutable=True,
     fields=(
         Field("id", "string", required=True),
         Field("tenant_id", "string", required=True),
@@ -214,6 +218,7 @@ WORKSPACE_SESSIONS = Contract(
     source="workspace",
     table="workspace_sessions",
     key="id",
+    mutable=True,
     fields=(
         Field("id", "string", required=True),
         Field("tenant_id", "string", required=True),
@@ -230,6 +235,7 @@ WORKSPACE_EVAL_RUNS = Contract(
     source="workspace",
     table="workspace_eval_runs",
     key="id",
+    mutable=True,
     fields=(
         Field("id", "string", required=True),
         Field("tenant_id", "string", required=True),

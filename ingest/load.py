@@ -60,6 +60,11 @@ def _unregister(con: duckdb.DuckDBPyConnection, name: str) -> None:
         con.unregister(name)
 
 
+def _changed(contract: Contract) -> str:
+    """SQL: the `fresh` row differs from the `landed` one in some contract column."""
+    return " or ".join(f"fresh.{quote(c)} is distinct from landed.{quote(c)}" for c in contract.columns)
+
+
 def already_loaded(con: duckdb.DuckDBPyConnection, table: str, checksum: str) -> bool:
     rows = con.execute(
         "select 1 from raw.load_manifest where target_table = ? and checksum = ? limit 1",
@@ -197,6 +202,17 @@ class Load:
         except (duckdb.InvalidInputException, duckdb.ConversionException):
             return False  # a malformed line, or a row that breaks the contract: read it again batch by batch
         duplicates = 0
+        if had_rows and contract.mutable:
+            self.con.execute(
+                f"""
+                delete from {target} as landed
+                where landed._load_id <> ? and exists (
+                    select 1 from {target} as fresh
+                    where fresh._load_id = ? and fresh.{key} = landed.{key} and ({_changed(contract)})
+                )
+                """,
+                [self.load_id, self.load_id],
+            )
         if had_rows:
             (duplicates,) = self.con.execute(
                 f"""
@@ -258,6 +274,16 @@ class Load:
                 qualify row_number() over (partition by {key} order by _line) = 1
             )"""
         target_has_rows = bool(self.con.execute(f"select 1 from {target} limit 1").fetchall())
+        if target_has_rows and contract.mutable:  # a changed upstream row replaces the landed one
+            self.con.execute(
+                f"""
+                delete from {target} as landed
+                where exists (
+                    select 1 from {fresh} as fresh
+                    where fresh.{key} = landed.{key} and ({_changed(contract)})
+                )
+                """
+            )
         new_keys_only = (
             f"where not exists (select 1 from {target} as landed where landed.{key} = fresh.{key})"
             if target_has_rows
