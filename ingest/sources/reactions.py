@@ -48,7 +48,12 @@ def _postgres_envelopes(con: duckdb.DuckDBPyConnection, source: PostgresTable) -
         if column:
             wanted[field] = column
     tag_filter = ", ".join(f"'{t}'" for t in REACTION_TAGS)
-    where = f"where role = 'artifact' and tags && array[{tag_filter}]::text[]" if "role" in available else ""
+    conditions = []
+    if "role" in available:
+        conditions.append("role = 'artifact'")
+    if "tags" in available:  # the legacy tag counts too
+        conditions.append(f"tags && array[{tag_filter}]::text[]")
+    where = ("where " + " and ".join(conditions)) if conditions else ""
     rows = source.fetch(wanted, where)
     con.register("_pg_rows", rows)
     try:
