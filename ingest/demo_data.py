@@ -73,7 +73,6 @@ HOUR_US = 60 * MINUTE_US
 DAY_US = 24 * HOUR_US
 EPOCH = dt.datetime(1970, 1, 1)
 ISO_US = "%Y-%m-%dT%H:%M:%S.%fZ"
-ISO_S = "%Y-%m-%dT%H:%M:%SZ"
 
 HISTORY_DAYS = 200
 ACTIVE_DAYS = 90
@@ -616,11 +615,6 @@ def _copy_jsonl(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> None:
     """Newline-delimited JSON, UTF-8 as is, rows in the query's order."""
     target = str(path).replace("'", "''")
     con.execute(f"copy ({query}) to '{target}' (format json)")
-
-
-def _count_lines(path: Path) -> int:
-    with path.open("rb") as handle:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
 
 
 # ---------------------------------------------------------------------------------------
