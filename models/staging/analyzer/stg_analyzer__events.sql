@@ -1,0 +1,37 @@
+-- One row per analyzer feedback event (raw.analyzer_events, already unique
+-- on event_id): invocation time renamed to invoked_at, enums lower-cased.
+
+with source as (
+    select * from {{ source('analyzer', 'analyzer_events') }}
+),
+
+normalised as (
+    select
+        *,
+        lower(trim(outcome)) as outcome_normalised,
+        lower(trim(correction_type)) as correction_type_normalised,
+        lower(trim(dimension_hint)) as dimension_hint_normalised
+    from source
+),
+
+renamed as (
+    select
+        event_id,
+        {{ adapter.quote('timestamp') }} as invoked_at,
+        session_id,
+        skill_id,
+        invocation_uuid,
+        outcome_normalised as outcome,
+        confidence,
+        correction_type_normalised as correction_type,
+        user_message_snippet,
+        turns_to_feedback,
+        ai_tools_used,
+        dimension_hint_normalised as dimension_hint,
+        _loaded_at as loaded_at,
+        _load_id as load_id,
+        _source_uri as source_uri
+    from normalised
+)
+
+select * from renamed

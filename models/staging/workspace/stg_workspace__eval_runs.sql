@@ -1,0 +1,37 @@
+-- One row per eval run over a golden set (raw.workspace_eval_runs, already
+-- unique on id): `name` becomes run_name, triggered_by lower-cased, the
+-- per-session `results` kept as JSON.
+
+with source as (
+    select * from {{ source('workspace', 'workspace_eval_runs') }}
+),
+
+normalised as (
+    select
+        *,
+        lower(trim(triggered_by)) as triggered_by_normalised
+    from source
+),
+
+renamed as (
+    select
+        id as eval_run_id,
+        tenant_id,
+        name as run_name,
+        set_name,
+        agent_id,
+        triggered_by_normalised as triggered_by,
+        started_at,
+        completed_at,
+        golden_session_count,
+        passed_count,
+        failed_count,
+        results,
+        created_by,
+        _loaded_at as loaded_at,
+        _load_id as load_id,
+        _source_uri as source_uri
+    from normalised
+)
+
+select * from renamed

@@ -1,0 +1,34 @@
+-- Staging renames, casts and normalises, never filters or fans out: every
+-- staging view has exactly as many rows as its raw table. Returns one row
+-- per view whose count differs.
+
+with row_counts as (
+    {%- set staged_tables = [
+        ('analyzer', 'analyzer_events', 'stg_analyzer__events'),
+        ('session_feedback', 'session_feedback', 'stg_session_feedback__records'),
+        ('reactions', 'turn_reactions', 'stg_reactions__turn_reactions'),
+        ('workspace', 'workspace_feedback', 'stg_workspace__feedback'),
+        ('workspace', 'workspace_sessions', 'stg_workspace__sessions'),
+        ('workspace', 'workspace_eval_runs', 'stg_workspace__eval_runs'),
+    ] %}
+    {%- for source_name, raw_table, staging_model in staged_tables %}
+        select
+            '{{ staging_model }}' as staging_model,
+            (select count(*) from {{ source(source_name, raw_table) }}) as raw_rows,
+            (select count(*) from {{ ref(staging_model) }}) as staging_rows
+        {%- if not loop.last %}
+            union all
+        {%- endif %}
+    {%- endfor %}
+),
+
+mismatched as (
+    select
+        staging_model,
+        raw_rows,
+        staging_rows
+    from row_counts
+    where raw_rows <> staging_rows
+)
+
+select * from mismatched
