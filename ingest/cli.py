@@ -273,7 +273,9 @@ def dashboard(port: int, db: str | None) -> None:
 
 def main() -> None:
     try:
-        cli.main(standalone_mode=False)
+        code = cli.main(standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:

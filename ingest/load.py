@@ -73,9 +73,20 @@ def already_loaded(con: duckdb.DuckDBPyConnection, table: str, checksum: str) ->
     return bool(rows)
 
 
+def _private(contract: Contract, options: LoadOptions) -> bool:
+    """Whether quarantined text must be filtered (a privacy contract, or --no-snippets)."""
+    return contract.quarantine_contract_fields_only or bool(options.blank_fields)
+
+
 def _quarantine_text(contract: Contract, raw: str, options: LoadOptions) -> str:
-    """SQL for the text kept in quarantine: the line as read, less what the contract forbids."""
+    """SQL for the text kept in quarantine: the line as read, less what the contract forbids.
+
+    Under a privacy rule (session feedback's contract, --no-snippets) a line
+    that does not parse as a JSON object cannot be filtered, so its text is
+    withheld (NULL); the reason and the line number still say what was read.
+    """
     text = f"rtrim({raw}, chr(10) || chr(13))"
+    is_object = f"(json_valid({text}) and json_type({text}) = 'OBJECT')"
     if contract.quarantine_contract_fields_only:
         pairs = []
         for fld in contract.fields:
@@ -86,15 +97,9 @@ def _quarantine_text(contract: Contract, raw: str, options: LoadOptions) -> str:
                     f"then {value} else to_json('(withheld)') end"
                 )
             pairs.append(f"{sql_literal(fld.name)}, {value}")
-        text = (
-            f"case when json_valid({text}) and json_type({text}) = 'OBJECT' "
-            f"then json_object({', '.join(pairs)})::varchar end"
-        )
+        text = f"case when {is_object} then json_object({', '.join(pairs)})::varchar end"
     for name in options.blank_fields:
-        text = (
-            f"case when json_valid({text}) and json_type({text}) = 'OBJECT' "
-            f"then json_remove({text}, {sql_literal('$.' + name)})::varchar else {text} end"
-        )
+        text = f"case when {is_object} then json_remove({text}, {sql_literal('$.' + name)})::varchar end"
     return text
 
 
@@ -303,11 +308,10 @@ class Load:
     def _quarantine(self, raw_sql: str | None) -> int:
         """Quarantine the batch's bad rows; a row already quarantined for the same reason is a duplicate."""
         contract = self.contract
-        if raw_sql is None:
-            text = _quarantine_text(contract, "c._raw", self.options)
-            raw_bytes = "c._raw_bytes"
-        else:
-            text, raw_bytes = raw_sql, "null"
+        raw = "c._raw" if raw_sql is None else raw_sql
+        text = _quarantine_text(contract, raw, self.options)
+        # exact bytes only where they are not UTF-8, and never under a privacy rule
+        raw_bytes = "c._raw_bytes" if raw_sql is None and not _private(contract, self.options) else "null"
         key = quote(contract.key)
         key_text = f"cast(b.{key} as varchar)" if contract.key not in contract.redact_in_quarantine else "null"
         row = self.con.execute(

@@ -20,6 +20,7 @@ from ingest.files import blob_folder_load, file_loads
 from ingest.jsonl import BATCH_SCHEMA
 from ingest.load import LoadOptions, LoadResult, load_batches
 from ingest.progress import LoadProgress
+from ingest.validation import sql_literal
 
 TABLE = "conv_messages"
 REACTION_TAGS = ("artifact:turn.log.reaction", "kind:turn.log.reaction")
@@ -59,14 +60,13 @@ def _postgres_envelopes(con: duckdb.DuckDBPyConnection, source: PostgresTable) -
     try:
         pairs = ", ".join(f"'{f}', " + ("json(payload)" if f == "payload" else f'"{f}"') for f in wanted if f != "id")
         order = "id" if "id" in wanted else "1"
-        envelopes = con.execute(
+        envelopes = con.sql(
             f"""
-            select row_number() over (order by {order})::bigint as _line, ? as _uri,
+            select row_number() over (order by {order})::bigint as _line, {sql_literal(source.uri)} as _uri,
                    json_object({pairs})::varchar as _raw, true as _utf8_ok, null::blob as _raw_bytes
             from _pg_rows
-            """,
-            [source.uri],
-        ).fetch_arrow_table()
+            """
+        ).to_arrow_table()
     finally:
         con.unregister("_pg_rows")
     return envelopes.cast(BATCH_SCHEMA)

@@ -1,0 +1,306 @@
+"""The CLI's errors (one line, no traceback, exit 1; usage errors exit 2) and its progress output."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures_ingest import (
+    analyzer_event,
+    cli_env,
+    count,
+    create_pg_session_feedback,
+    dsn_with_password,
+    ingest_ok,
+    places_containing,
+    quarantine,
+    run_cli,
+    session_record,
+    write_jsonl,
+)
+
+# the first bytes of a PNG image (signature, IHDR chunk) and some binary after it
+PNG_BYTES = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x06\x00\x00\x00\x1f\xf3\xffa"
+    b"\x00\x00\x00\x19tEXtSoftware\x00Adobe ImageReady\x00\n\xffq\xc9e<\x00\x00\x00\x00IEND\xaeB`\x82"
+)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *names: str, exit_code: int = 1) -> str:
+    """Exit code, `error: ...` as the only stderr line, naming each of `names`, no traceback."""
+    assert result.returncode == exit_code, f"exit {result.returncode}: {result.stdout!r} {result.stderr!r}"
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{result.stderr}"
+    (line,) = lines
+    assert line.startswith("error: "), line
+    for name in names:
+        assert str(name) in line, f"{name!r} not named in {line!r}"
+    return line
+
+
+def closed_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])  # closed again when the socket is: nobody listens
+
+
+# -- paths ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["analyzer", "session-feedback", "reactions", "workspace"])
+def test_missing_path(tmp_path: Path, command: str) -> None:
+    missing = tmp_path / "nowhere" / "feedback.jsonl"
+    result = run_cli("ingest", command, missing, "--db", tmp_path / "w.duckdb")
+    assert_one_line_error(result, missing, "does not exist")
+
+
+def test_directory_where_a_file_is_expected(tmp_path: Path) -> None:
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    result = run_cli("ingest", "session-feedback", folder, "--db", tmp_path / "w.duckdb")
+    assert_one_line_error(result, folder, "not a file")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file anyway")
+def test_unreadable_file(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1)])
+    source.chmod(0)
+    try:
+        result = run_cli("ingest", "analyzer", source, "--db", tmp_path / "w.duckdb")
+    finally:
+        source.chmod(0o644)
+    assert_one_line_error(result, source, "readable")
+
+
+def test_empty_analyzer_folder(tmp_path: Path) -> None:
+    store = tmp_path / "feedback-store"
+    store.mkdir()
+    assert_one_line_error(run_cli("ingest", "analyzer", store, "--db", tmp_path / "w.duckdb"), store)
+
+
+def test_folder_without_reaction_blobs(tmp_path: Path) -> None:
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    (blobs / "notes.txt").write_text("nothing here")
+    assert_one_line_error(run_cli("ingest", "reactions", blobs, "--db", tmp_path / "w.duckdb"), blobs, "json")
+
+
+def test_workspace_file_of_unknown_table(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "users.jsonl", [{"id": "u"}])
+    assert_one_line_error(run_cli("ingest", "workspace", source, "--db", tmp_path / "w.duckdb"), "users.jsonl")
+
+
+def test_warehouse_folder_missing(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1)])
+    db = tmp_path / "no-such-folder" / "w.duckdb"
+    assert_one_line_error(run_cli("ingest", "analyzer", source, "--db", db), db.parent)
+
+
+def test_session_feedback_file_of_unknown_format(tmp_path: Path) -> None:
+    """A PNG is neither SQLite nor JSON lines: either a clear one-line error, or its lines are quarantined."""
+    image = tmp_path / "screenshot.png"
+    image.write_bytes(PNG_BYTES)
+    db = tmp_path / "w.duckdb"
+
+    result = run_cli("ingest", "session-feedback", image, "--db", db)
+
+    assert "Traceback" not in result.stderr + result.stdout
+    if result.returncode != 0:
+        assert_one_line_error(result, image)
+        return
+    bad = quarantine(db)
+    assert bad, "nothing landed and nothing was quarantined"
+    assert all(("json" in q["reason"].lower() or "utf-8" in q["reason"].lower()) for q in bad)
+    assert count(db, "session_feedback") == 0
+    (line,) = result.stderr.strip().splitlines()
+    assert "quarantined" in line
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["session-feedback", "reactions", "workspace"])
+def test_postgres_unreachable(tmp_path: Path, command: str) -> None:
+    dsn = f"postgresql://postgres:s3cret-pw@127.0.0.1:{closed_port()}/feedback"
+    result = run_cli("ingest", command, "--postgres", dsn, "--db", tmp_path / "w.duckdb")
+    assert_one_line_error(result, "PostgreSQL", "127.0.0.1")
+    assert "s3cret-pw" not in result.stderr + result.stdout, "the password is never shown"
+
+
+@pytest.mark.parametrize(
+    ("command", "table"),
+    [("session-feedback", "session_feedback"), ("reactions", "conv_messages"), ("workspace", "feedback")],
+)
+def test_postgres_table_missing(tmp_path: Path, pg_database: str, command: str, table: str) -> None:
+    dsn = dsn_with_password(pg_database, "s3cret-pw")
+    db = tmp_path / "w.duckdb"
+    result = run_cli("ingest", command, "--postgres", dsn, "--db", db)
+    assert_one_line_error(result, table)
+    assert "s3cret-pw" not in result.stderr + result.stdout
+    assert not db.exists() or count(db, "load_manifest") == 0
+
+
+def test_postgres_password_is_not_stored(tmp_path: Path, pg_database: str) -> None:
+    create_pg_session_feedback(pg_database, [session_record(1), session_record(2, schema_version=3)])
+    db = tmp_path / "w.duckdb"
+    result = ingest_ok(
+        "session-feedback", "--postgres", dsn_with_password(pg_database, "s3cret-pw"), "--db", db, fresh_process=True
+    )
+    assert "s3cret-pw" not in result.stdout + result.stderr
+    assert places_containing(db, "s3cret-pw") == []
+    assert count(db, "session_feedback") == 1
+
+
+# -- config files -------------------------------------------------------------------------------------------
+def test_config_file_missing(tmp_path: Path) -> None:
+    config = tmp_path / "sources.toml"
+    assert_one_line_error(run_cli("ingest", "--config", config, "--db", tmp_path / "w.duckdb"), config)
+
+
+def test_config_file_invalid_toml(tmp_path: Path) -> None:
+    config = tmp_path / "sources.toml"
+    config.write_text("[[analyzer]\npath = 'x'\n")
+    assert_one_line_error(run_cli("ingest", "--config", config, "--db", tmp_path / "w.duckdb"), config, "TOML")
+
+
+def test_config_unknown_section(tmp_path: Path) -> None:
+    config = tmp_path / "sources.toml"
+    config.write_text('[[analyser]]\npath = "feedback.jsonl"\n')
+    result = run_cli("ingest", "--config", config, "--db", tmp_path / "w.duckdb")
+    assert_one_line_error(result, config, "analyser")
+
+
+def test_config_unknown_key(tmp_path: Path) -> None:
+    config = tmp_path / "sources.toml"
+    config.write_text('[[analyzer]]\npaths = "feedback.jsonl"\n')
+    assert_one_line_error(run_cli("ingest", "--config", config, "--db", tmp_path / "w.duckdb"), "paths")
+
+
+def test_config_env_var_not_set(tmp_path: Path) -> None:
+    config = tmp_path / "sources.toml"
+    config.write_text('[[session_feedback]]\npostgres_dsn_env = "NO_SUCH_DSN_VARIABLE_FOR_TESTS"\n')
+    env = {k: v for k, v in cli_env().items() if k != "NO_SUCH_DSN_VARIABLE_FOR_TESTS"}
+    result = run_cli("ingest", "--config", config, "--db", tmp_path / "w.duckdb", env=env)
+    assert_one_line_error(result, "NO_SUCH_DSN_VARIABLE_FOR_TESTS")
+
+
+def test_config_path_missing(tmp_path: Path) -> None:
+    config = tmp_path / "sources.toml"
+    config.write_text('[[analyzer]]\npath = "nowhere/feedback.jsonl"\n')
+    assert_one_line_error(run_cli("ingest", "--config", config, "--db", tmp_path / "w.duckdb"), "nowhere")
+
+
+# -- usage errors ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ingest", "session-feedback"],
+        ["ingest", "reactions"],
+        ["ingest", "workspace"],
+        ["ingest", "analyzer"],
+        ["ingest"],
+        ["ingest", "analyzer", "--bogus-option", "x.jsonl"],
+        ["ingest", "--config", "sources.toml", "analyzer", "x.jsonl"],
+        ["ingest", "no-such-source", "x"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_usage_errors_exit_2(tmp_path: Path, args: list[str]) -> None:
+    result = run_cli(*args, "--db", tmp_path / "w.duckdb")
+    assert result.returncode == 2, f"{result.stdout!r} {result.stderr!r}"
+    assert "Traceback" not in result.stderr + result.stdout
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+# -- where the warehouse is ------------------------------------------------------------------------------
+def test_db_defaults_to_the_feedback_db_variable(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1)])
+    db = tmp_path / "from-env.duckdb"
+    result = run_cli("ingest", "analyzer", source, env=cli_env(FEEDBACK_DB=str(db)))
+    assert result.returncode == 0, result.stderr
+    assert count(db, "analyzer_events") == 1
+
+
+def test_db_and_quiet_given_to_the_ingest_group(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1)])
+    db = tmp_path / "w.duckdb"
+    result = run_cli("ingest", "--db", db, "--quiet", "analyzer", source)
+    assert result.returncode == 0, result.stderr
+    assert count(db, "analyzer_events") == 1
+    assert result.stdout.startswith("total: ") and len(result.stdout.strip().splitlines()) == 1
+
+
+# -- progress ---------------------------------------------------------------------------------------------------
+PROGRESS_MARKS = ("\r", "\x1b[", "rows/s", "━")
+
+
+def test_no_progress_in_a_pipe(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(n) for n in range(50)])
+    result = ingest_ok("analyzer", source, "--db", tmp_path / "w.duckdb", fresh_process=True)
+    assert result.stderr == ""
+    assert all(mark not in result.stdout for mark in ("\r", "\x1b["))
+
+
+def test_no_progress_in_a_pipe_with_quarantined_rows(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1), "oops"])
+    result = ingest_ok("analyzer", source, "--db", tmp_path / "w.duckdb", fresh_process=True)
+    (line,) = result.stderr.strip().splitlines()
+    assert "1 row(s) quarantined" in line and "raw.quarantine" in line
+    assert all(mark not in result.stderr for mark in PROGRESS_MARKS)
+
+
+def test_quiet_prints_only_the_totals(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(n) for n in range(5)])
+    result = ingest_ok("analyzer", source, "--quiet", "--db", tmp_path / "w.duckdb", fresh_process=True)
+    assert result.stderr == ""
+    (line,) = result.stdout.strip().splitlines()
+    assert line.startswith("total: read 5, landed 5")
+
+
+def _run_with_stderr_on_a_terminal(*args: object) -> tuple[int, str]:
+    controller, terminal = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ingest", *(str(a) for a in args)],
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            stdin=subprocess.DEVNULL,
+            env=cli_env(TERM="xterm-256color", COLUMNS="120"),
+        )
+    finally:
+        os.close(terminal)
+    output = b""
+    while True:
+        ready, _, _ = select.select([controller], [], [], 30)
+        if not ready:
+            break
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(controller)
+    proc.stdout.read()
+    return proc.wait(timeout=60), output.decode("utf-8", errors="replace")
+
+
+def test_quiet_shows_no_progress_even_on_a_terminal(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(n) for n in range(50)])
+    exit_code, stderr = _run_with_stderr_on_a_terminal(
+        "ingest", "analyzer", source, "--quiet", "--db", tmp_path / "w.duckdb"
+    )
+    assert exit_code == 0
+    assert stderr == ""
+
+
+def test_progress_is_shown_on_a_terminal(tmp_path: Path) -> None:
+    """The counterpart of the two tests above: on a terminal, without --quiet, progress is drawn."""
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(n) for n in range(50)])
+    exit_code, stderr = _run_with_stderr_on_a_terminal("ingest", "analyzer", source, "--db", tmp_path / "w.duckdb")
+    assert exit_code == 0
+    assert "\x1b[" in stderr
