@@ -1,7 +1,8 @@
 """Benchmarks: our commands side by side with the bare baseline, in one run, on the same files.
 
     .venv/bin/python bench/run.py [--events 1000000] [--memory-events 1000000,2500000,5000000]
-                                  [--pg-rows 1000000] [--repeat 3] [--only ingest,memory,postgres]
+                                  [--pg-rows 1000000] [--repeat 3] [--scale 100]
+                                  [--only ingest,memory,postgres,analyzer-script,dbt]
 
 Every timing runs the real command line in a fresh process (as a user would)
 and the baseline in a fresh process too, alternating, and reports the median.
@@ -225,6 +226,80 @@ def bench_postgres(tmp: Path, rows: int, repeat: int) -> dict:
     return result
 
 
+ANALYZER_MARTS = ["+skill_correction_rates", "+skill_correction_trends", "+skill_dimension_hotspots"]
+
+
+def _dbt_build(db: Path, target: Path, select: list[str] | None = None) -> tuple[float, list[dict]]:
+    """`feedback-analytics build` (dbt build) timed end to end, with each node's time from run_results.json."""
+    command = [*CLI, "build", "--as-of", AS_OF.isoformat(), "--db", str(db), "--", "--target-path", str(target), "-q"]
+    if select:
+        command += ["--select", *select]
+    seconds = timed(command)
+    run_results = json.loads((target / "run_results.json").read_text())
+    nodes = sorted(
+        (
+            {"node": r["unique_id"], "status": r["status"], "seconds": round(r["execution_time"], 2)}
+            for r in run_results["results"]
+        ),
+        key=lambda r: -r["seconds"],
+    )
+    return seconds, nodes
+
+
+def bench_vs_analyzer_script(tmp: Path, events: int) -> dict:
+    """Our ingest + build of the analyzer marts against the analyzer's own pure-Python metrics."""
+    file = tmp / f"analyzer-{events}.jsonl"
+    if not file.exists():
+        write_analyzer_jsonl(file, events, seed=7, as_of=AS_OF)
+    db = fresh_db(tmp, "analyzer-marts")
+    ingest_s = timed([*CLI, "ingest", "analyzer", str(file), "--db", str(db), "--quiet"])
+    build_s, nodes = _dbt_build(db, tmp / "target-analyzer", ANALYZER_MARTS)
+    models_s = sum(n["seconds"] for n in nodes if n["node"].startswith("model."))
+    baseline_s = timed([PYTHON, str(ROOT / "bench" / "analyzer_baseline.py"), str(file), "--as-of", AS_OF.isoformat()])
+    ours = ingest_s + build_s
+    return {
+        "events": events,
+        "ingest_s": round(ingest_s, 2),
+        "build_s": round(build_s, 2),
+        "build_models_s": round(models_s, 2),
+        "ours_s": round(ours, 2),
+        "python_baseline_s": round(baseline_s, 2),
+        "speedup": round(baseline_s / ours, 1),
+        "speedup_without_dbt_startup": round(baseline_s / (ingest_s + models_s), 1),
+    }
+
+
+def bench_dbt_scale(tmp: Path, scale: float) -> dict:
+    """The whole `dbt build` on demo data at a scale (100: about 10M signals), with the slowest nodes."""
+    demo = tmp / f"demo-{scale:g}"
+    started = time.perf_counter()
+    subprocess.run(
+        [*CLI, "demo-data", str(demo), "--scale", str(scale), "--as-of", AS_OF.isoformat(), "--quiet"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    generate_s = time.perf_counter() - started
+    db = fresh_db(tmp, f"demo-{scale:g}")
+    ingest_s = timed([*CLI, "ingest", "--config", str(demo / "sources.toml"), "--db", str(db), "--quiet"])
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        signals = sum(
+            con.execute(f"select count(*) from raw.{t}").fetchall()[0][0]
+            for t in ("analyzer_events", "session_feedback", "turn_reactions", "workspace_feedback")
+        )
+    build_s, nodes = _dbt_build(db, tmp / f"target-{scale:g}")
+    return {
+        "scale": scale,
+        "signals": signals,
+        "generate_s": round(generate_s, 1),
+        "ingest_s": round(ingest_s, 1),
+        "build_s": round(build_s, 1),
+        "slowest_nodes": nodes[:15],
+        "nodes": len(nodes),
+    }
+
+
 def markdown(results: dict) -> str:
     lines = [f"Run {results['when']} on {results['machine']}.", ""]
     if "analyzer_ingest" in results:
@@ -253,6 +328,28 @@ def markdown(results: dict) -> str:
             f"| {r['ratio']} | <= 1.3 |",
             "",
         ]
+    if "vs_analyzer_script" in results:
+        r = results["vs_analyzer_script"]
+        lines += [
+            "| analyzer metrics | events | ours: ingest + build (models only) | analyzer's pure Python "
+            "| speedup | goal |",
+            "|---|---|---|---|---|---|",
+            f"| per-skill rates, trends, hotspots | {r['events']:,} | {r['ingest_s']} s + {r['build_s']} s "
+            f"({r['build_models_s']} s) | {r['python_baseline_s']} s | {r['speedup']}x "
+            f"({r['speedup_without_dbt_startup']}x without dbt's start-up) | >= 10x |",
+            "",
+        ]
+    if "dbt_scale" in results:
+        r = results["dbt_scale"]
+        lines += [
+            f"`dbt build` at scale {r['scale']:g} ({r['signals']:,} signals): {r['build_s']} s for {r['nodes']} nodes "
+            f"(goal <= 60 s); generating the data took {r['generate_s']} s and ingesting it {r['ingest_s']} s.",
+            "",
+            "| slowest nodes | status | seconds |",
+            "|---|---|---|",
+            *[f"| {n['node']} | {n['status']} | {n['seconds']} |" for n in r["slowest_nodes"]],
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -262,7 +359,8 @@ def main() -> None:
     parser.add_argument("--memory-events", default="1000000,2500000,5000000")
     parser.add_argument("--pg-rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", default="ingest,memory,postgres")
+    parser.add_argument("--scale", type=float, default=100)
+    parser.add_argument("--only", default="ingest,memory,postgres,analyzer-script,dbt")
     args = parser.parse_args()
     only = set(args.only.split(","))
     OUT.mkdir(parents=True, exist_ok=True)
@@ -281,6 +379,12 @@ def main() -> None:
         if "postgres" in only:
             results["postgres"] = bench_postgres(tmp, args.pg_rows, args.repeat)
             print(json.dumps(results["postgres"]), flush=True)
+        if "analyzer-script" in only:
+            results["vs_analyzer_script"] = bench_vs_analyzer_script(tmp, args.events)
+            print(json.dumps(results["vs_analyzer_script"]), flush=True)
+        if "dbt" in only:
+            results["dbt_scale"] = bench_dbt_scale(tmp, args.scale)
+            print(json.dumps(results["dbt_scale"]), flush=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     print()
     print(markdown(results))

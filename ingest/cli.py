@@ -7,7 +7,6 @@ where to look), 1 failure, 2 usage error.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from typing import Any
 import click
 
 from ingest.errors import UserError
-from ingest.load import LoadOptions, LoadResult
+from ingest.load import LoadResult
 from ingest.progress import LoadProgress
 from ingest.warehouse import connect, resolve_db_path
 
@@ -152,20 +151,9 @@ def ingest(ctx: click.Context, config_file: Path | None, db: str | None, quiet: 
 def _ingest_one(
     con: Any, section: str, path: Path | None, dsn: str | None, no_snippets: bool, progress: LoadProgress
 ) -> list[LoadResult]:
-    from ingest.sources.analyzer import ingest_analyzer
-    from ingest.sources.reactions import ingest_reactions
-    from ingest.sources.session_feedback import ingest_session_feedback
-    from ingest.sources.workspace import ingest_workspace
+    from ingest.sources import ingest_source
 
-    if section == "analyzer":
-        options = LoadOptions(blank_fields=("user_message_snippet",) if no_snippets else ())
-        return ingest_analyzer(con, [path], options, progress)
-    readers = {
-        "session_feedback": ingest_session_feedback,
-        "reactions": ingest_reactions,
-        "workspace": ingest_workspace,
-    }
-    return readers[section](con, path, dsn, LoadOptions(), progress)
+    return ingest_source(con, section, path, dsn, no_snippets, progress)
 
 
 @ingest.command("analyzer")
@@ -220,26 +208,109 @@ ingest.command("workspace", help="Workspace feedback, sessions, eval_runs: JSONL
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def build(as_of: str | None, db: str | None, dbt_args: tuple[str, ...]) -> None:
     """Run `dbt build` on the warehouse with the project's profile and vars (extra args go to dbt)."""
+    from operations.build import dbt_build
+
     path = resolve_db_path(db)
     if not path.exists():
         raise UserError(f"warehouse {path} does not exist: run `feedback-analytics ingest ...` first")
-    env = {**os.environ, "FEEDBACK_DB": str(path.resolve()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    dbt = Path(sys.executable).with_name("dbt")
-    command = [
-        str(dbt) if dbt.exists() else "dbt",
-        "build",
-        "--project-dir",
-        str(PROJECT_DIR),
-        "--profiles-dir",
-        str(PROJECT_DIR),
-    ]
-    normalised = _parse_as_of(as_of)
-    if normalised:
-        command += ["--vars", json.dumps({"as_of": normalised})]
-    command += list(dbt_args)
-    completed = subprocess.run(command, env=env, check=False)
-    if completed.returncode != 0:
-        raise UserError(f"dbt build failed (exit {completed.returncode}): see the dbt output above")
+    code, _ = dbt_build(path, _parse_as_of(as_of), list(dbt_args))
+    if code != 0:
+        raise UserError(f"dbt build failed (exit {code}): see the dbt output above")
+
+
+# -- operations ---------------------------------------------------------------------
+def _as_of_day(as_of: str | None) -> dt.date:
+    parsed = _parse_as_of(as_of)
+    return dt.date.fromisoformat(parsed[:10]) if parsed else dt.datetime.now(dt.UTC).date()
+
+
+archive_option = click.option(
+    "--archive-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where archived analyzer events go (default: $FEEDBACK_ARCHIVE_DIR, else <db>-archive/ beside the warehouse).",
+)
+
+
+def _purge(con: Any, db: Path, day: dt.date, archive_dir: Path | None, dry_run: bool) -> list[Any]:
+    from operations.retention import Purge, default_archive_dir, read_policies
+
+    return Purge(con, day, archive_dir or default_archive_dir(db), dry_run).run(read_policies())
+
+
+@cli.command("purge")
+@click.option("--as-of", "as_of", default=None, help="Apply the policies as of this day (default: today, UTC).")
+@click.option("--dry-run", is_flag=True, help="Only print what each policy would archive and delete.")
+@archive_option
+@db_option
+def purge(as_of: str | None, dry_run: bool, archive_dir: Path | None, db: str | None) -> None:
+    """Apply the retention policies (seeds/retention_policies.csv) to the raw tables."""
+    path = resolve_db_path(db)
+    if not path.exists():
+        raise UserError(f"warehouse {path} does not exist: nothing to purge")
+    con = connect(path)
+    try:
+        results = _purge(con, path, _as_of_day(as_of), archive_dir, dry_run)
+    finally:
+        con.close()
+    archived, deleted = ("would archive", "would delete") if dry_run else ("archived", "deleted")
+    for r in results:
+        cutoff = "never purged" if r.cutoff is None else f"before {r.cutoff}"
+        where = f" -> {r.archive_uri}" if r.archive_uri else ""
+        click.echo(
+            f"{r.policy:<24} raw.{r.table:<20} {cutoff:<18} {archived} {r.archived:,}, {deleted} {r.deleted:,}{where}"
+        )
+
+
+@cli.command("forget")
+@click.option("--user-id", required=True, help="The user id to erase everywhere.")
+@click.option("--dry-run", is_flag=True, help="Only count what would be erased.")
+@click.option("--no-build", is_flag=True, help="Do not rebuild the marts afterwards.")
+@db_option
+def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
+    """Erase one user's rows from every raw table, then rebuild; audit by hash, never the id in clear."""
+    from operations.build import dbt_build
+    from operations.erasure import forget as erase
+
+    path = resolve_db_path(db)
+    if not path.exists():
+        raise UserError(f"warehouse {path} does not exist: nothing to erase")
+    con = connect(path)
+    try:
+        result = erase(con, user_id, dry_run=dry_run)
+    finally:
+        con.close()
+    verb = "would delete" if dry_run else "deleted"
+    for table, count in result.deleted.items():
+        click.echo(f"{table:<24} {verb} {count:,}")
+    for table, count in result.pseudonymised.items():
+        click.echo(f"{table:<24} {'would remove' if dry_run else 'removed'} the id from {count:,} reviewed row(s)")
+    click.echo(f"request recorded in raw.erasure_log as sha256 {result.user_id_sha256}")
+    if not dry_run and not no_build:
+        code, _ = dbt_build(path, None)
+        if code != 0:
+            raise UserError(f"rows erased, but the rebuild failed (exit {code}): run `feedback-analytics build`")
+    click.echo("verification, rows still carrying the id:")
+    for where, count in result.remaining.items():
+        click.echo(f"  {where:<40} {count}")
+
+
+@cli.command("nightly")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), help="Sources to ingest (TOML).")
+@click.option("--as-of", "as_of", default=None, help="Purge and build as of this day (default: today, UTC).")
+@click.option("--log-file", type=click.Path(dir_okay=False, path_type=Path), help="Default: <db>.nightly.log.")
+@archive_option
+@db_option
+def nightly(
+    config_file: Path | None, as_of: str | None, log_file: Path | None, archive_dir: Path | None, db: str | None
+) -> None:
+    """Ingest every configured source, purge, build: one lock, one summary line per step, a log file."""
+    from operations.nightly import run_nightly
+
+    path = resolve_db_path(db)
+    failed = run_nightly(path, config_file, _as_of_day(as_of), log_file, archive_dir)
+    if failed:
+        raise UserError(f"nightly step(s) failed: {', '.join(failed)} (see the log)")
 
 
 # -- dashboard ----------------------------------------------------------------------

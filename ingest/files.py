@@ -14,6 +14,7 @@ from ingest.errors import UserError
 from ingest.jsonl import file_checksum, read_blobs, read_jsonl
 from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches
 from ingest.progress import LoadProgress
+from ingest.validation import sql_literal
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -93,3 +94,35 @@ def blob_folder_load(
     opts = replace(options, on_rows=progress.rows_done)
     size = sum(p.stat().st_size for p in files)
     return load_batches(con, contract, str(folder), read_blobs(files), opts, checksum=checksum, size_bytes=size)
+
+
+def parquet_load(
+    con: duckdb.DuckDBPyConnection,
+    contract: Contract,
+    path: Path,
+    options: LoadOptions,
+    progress: LoadProgress | None = None,
+) -> LoadResult:
+    """Land a Parquet file (e.g. an archive written by `purge`): typed columns named as the contract's fields."""
+    progress = progress or LoadProgress(enabled=False)
+    readable_file(path, f"{contract.source} Parquet file")
+    path = path.resolve()
+    size = path.stat().st_size
+    checksum = file_checksum(path)
+    if options.skip_unchanged and already_loaded(con, contract.table, checksum):
+        return LoadResult(contract.source, contract.table, str(path), skipped=True)
+    progress.start(path.name, size)
+    opts = replace(options, on_rows=progress.rows_done)
+    uri = sql_literal(str(path))
+    relation = f"(select *, null::bigint as _line, {uri} as _uri from read_parquet({uri}))"
+    try:
+        types = {row[0]: row[1] for row in con.execute(f"describe select * from read_parquet({uri})").fetchall()}
+    except duckdb.Error as exc:
+        raise UserError(f"{path} is not a readable Parquet file: {str(exc).splitlines()[0]}") from None
+    load = Load(con, contract, str(path), opts, checksum=checksum, size_bytes=size)
+    with load.transaction() as outcome:
+        outcome.keep = load.stream_clean_typed(relation, types)
+    if outcome.keep:
+        return load.result
+    table = con.sql(f"select *, row_number() over () as _line, {uri} as _uri from read_parquet({uri})").to_arrow_table()
+    return load_batches(con, contract, str(path), [table], opts, typed=True, checksum=checksum, size_bytes=size)

@@ -163,6 +163,17 @@ RAW_TABLES: dict[str, str] = {
         rows_archived bigint not null,
         rows_deleted bigint not null,
         applied_at timestamp not null,
+        is_dry_run boolean not null,
+        archive_uri varchar
+    """,
+    # one row per erasure request; the user id only as a salted-free SHA-256, never in clear
+    "erasure_log": """
+        erasure_id varchar not null,
+        user_id_sha256 varchar not null,
+        requested_at timestamp not null,
+        rows_deleted bigint not null,
+        rows_pseudonymised bigint not null,
+        detail json,
         is_dry_run boolean not null
     """,
 }
@@ -197,7 +208,29 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
     return con
 
 
+def _column_definitions(columns: str) -> dict[str, str]:
+    """Column name -> type of a DDL column list (one column per line)."""
+    definitions = {}
+    for line in columns.strip().splitlines():
+        line = line.strip().rstrip(",")
+        if line:
+            name, _, rest = line.partition(" ")
+            definitions[name.strip('"')] = rest.replace("not null", "").strip()
+    return definitions
+
+
 def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the raw schema; a warehouse from an earlier version gets the columns added since."""
     con.execute("create schema if not exists raw")
     for table, columns in RAW_TABLES.items():
         con.execute(f"create table if not exists raw.{table} ({columns})")
+        existing = {
+            row[0]
+            for row in con.execute(
+                "select column_name from information_schema.columns where table_schema = 'raw' and table_name = ?",
+                [table],
+            ).fetchall()
+        }
+        for name, definition in _column_definitions(columns).items():
+            if name not in existing:
+                con.execute(f'alter table raw.{table} add column "{name}" {definition}')

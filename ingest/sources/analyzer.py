@@ -1,6 +1,7 @@
 """Source 3: analyzer events, from `feedback.jsonl` files or an analyzer store folder.
 
-A store folder is its active `feedback.jsonl` plus `archive/feedback-*.jsonl`.
+A store folder is its active `feedback.jsonl` plus `archive/feedback-*.jsonl`;
+Parquet files (the archive `feedback-analytics purge` writes) are read too.
 Archives are read oldest first and the active file last; an event present in
 both lands once (natural key `event_id`), the later copies count as duplicates.
 """
@@ -13,7 +14,7 @@ import duckdb
 
 from ingest.contracts import ANALYZER_EVENTS
 from ingest.errors import UserError
-from ingest.files import file_loads
+from ingest.files import file_loads, parquet_load
 from ingest.load import LoadOptions, LoadResult
 
 
@@ -24,7 +25,7 @@ def store_files(path: Path) -> list[Path]:
     if not path.is_dir():
         raise UserError(f"analyzer path {path} does not exist: pass a feedback.jsonl file or a feedback-store folder")
     archive = sorted((path / "archive").glob("*.jsonl")) if (path / "archive").is_dir() else []
-    active = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+    active = sorted(p for p in [*path.glob("*.jsonl"), *path.glob("*.parquet")] if p.is_file())
     files = archive + active
     if not files:
         raise UserError(f"no analyzer files in {path}: expected feedback.jsonl and/or archive/feedback-YYYYMMDD.jsonl")
@@ -34,5 +35,10 @@ def store_files(path: Path) -> list[Path]:
 def ingest_analyzer(
     con: duckdb.DuckDBPyConnection, paths: list[Path], options: LoadOptions, progress: object = None
 ) -> list[LoadResult]:
-    files = [f for p in paths for f in store_files(p)]
-    return file_loads(con, ANALYZER_EVENTS, files, options, progress)
+    results = []
+    for file in (f for p in paths for f in store_files(p)):
+        if file.suffix == ".parquet":  # an archive written by `feedback-analytics purge`
+            results.append(parquet_load(con, ANALYZER_EVENTS, file, options, progress))
+        else:
+            results.extend(file_loads(con, ANALYZER_EVENTS, [file], options, progress))
+    return results

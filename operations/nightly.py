@@ -1,0 +1,167 @@
+"""`feedback-analytics nightly`: ingest every configured source, purge, build; made to run unattended.
+
+- One lock (`<warehouse>.nightly.lock`, an flock): a second run started while
+  one is going exits at once with a clear message.
+- Every step runs even when an earlier one failed, because each is safe on
+  its own (a load is atomic, a purge policy is atomic, a build reads what is
+  there); the run then exits 1. One summary line per step, with counts and
+  durations, to stdout and to the log file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.errors import UserError
+
+
+@dataclass
+class StepResult:
+    name: str
+    ok: bool
+    summary: str
+    seconds: float
+
+
+@contextmanager
+def nightly_lock(db: Path) -> Iterator[Path]:
+    """Hold `<db>.nightly.lock` for the run; fail at once if another run holds it."""
+    lock_path = db.resolve().with_name(db.name + ".nightly.lock")
+    handle = lock_path.open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise UserError(
+            f"another nightly run is in progress on {db} ({holder}, lock {lock_path}): this run exits; "
+            "try again when it has finished"
+        ) from None
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} since {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC\n")
+        handle.flush()
+        yield lock_path
+    finally:
+        handle.seek(0)
+        handle.truncate()
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def logger_for(log_file: Path) -> logging.Logger:
+    logger = logging.getLogger("feedback_analytics.nightly")
+    logger.handlers.clear()
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
+    formatter.converter = time.gmtime
+    for handler in (logging.StreamHandler(), logging.FileHandler(log_file, encoding="utf-8")):
+        handler.setFormatter(formatter)
+        logger.addHandler(handler)
+    return logger
+
+
+def run_step(name: str, work: Callable[[], str], logger: logging.Logger) -> StepResult:
+    """Run one step; a failure is logged and reported, never raised."""
+    started = time.perf_counter()
+    try:
+        summary = work()
+        ok = True
+    except UserError as exc:
+        summary, ok = f"failed: {exc}", False
+    except Exception as exc:  # an unattended job reports and goes on to the next safe step
+        logger.exception("%s: unexpected error", name)
+        summary, ok = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", False
+    seconds = time.perf_counter() - started
+    result = StepResult(name, ok, summary, seconds)
+    (logger.info if ok else logger.error)("%-7s %s (%.1f s)", name, summary, seconds)
+    return result
+
+
+def _ingest_step(db: Path, config_file: Path | None) -> str:
+    from ingest.config import read_config
+    from ingest.progress import LoadProgress
+    from ingest.sources import ingest_source
+    from ingest.warehouse import connect
+
+    if config_file is None:
+        return "skipped: no --config given"
+    entries = read_config(config_file)
+    results, failures = [], []
+    con = connect(db)
+    try:
+        for entry in entries:  # each load is atomic: a failing source does not stop the others
+            try:
+                results += ingest_source(
+                    con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, LoadProgress(enabled=False)
+                )
+            except UserError as exc:
+                failures.append(f"{entry.section}: {exc}")
+    finally:
+        con.close()
+    counts = (
+        f"{len(results)} input(s): read {sum(r.rows_read for r in results):,}, "
+        f"landed {sum(r.loaded for r in results):,}, quarantined {sum(r.quarantined for r in results):,}, "
+        f"duplicates {sum(r.duplicates for r in results):,}, {sum(r.skipped for r in results)} unchanged"
+    )
+    if failures:
+        raise UserError(counts + "; " + "; ".join(failures))
+    return counts
+
+
+def _purge_step(db: Path, day: dt.date, archive_dir: Path | None) -> str:
+    from ingest.warehouse import connect
+    from operations.retention import Purge, default_archive_dir, read_policies
+
+    con = connect(db)
+    try:
+        results = Purge(con, day, archive_dir or default_archive_dir(db), dry_run=False).run(read_policies())
+    finally:
+        con.close()
+    return (
+        f"{len(results)} policies: archived {sum(r.archived for r in results):,}, "
+        f"deleted {sum(r.deleted for r in results):,}"
+    )
+
+
+def _build_step(db: Path, day: dt.date, logger: logging.Logger) -> str:
+    from operations.build import dbt_build, summary_of
+
+    code, output = dbt_build(db, day.isoformat(), capture=True)
+    logger.info("dbt output:\n%s", output.strip())
+    if code != 0:
+        raise UserError(f"dbt build exited {code}: {summary_of(output)}")
+    return summary_of(output)
+
+
+def run_nightly(
+    db: Path, config_file: Path | None, day: dt.date, log_file: Path | None, archive_dir: Path | None
+) -> list[str]:
+    """Ingest, purge, build under the lock; returns the names of the steps that failed."""
+    with nightly_lock(db):
+        logger = logger_for(log_file or db.resolve().with_name(db.name + ".nightly.log"))
+        logger.info("nightly run on %s as of %s", db, day)
+        started = time.perf_counter()
+        steps = [
+            run_step("ingest", lambda: _ingest_step(db, config_file), logger),
+            run_step("purge", lambda: _purge_step(db, day, archive_dir), logger),
+            run_step("build", lambda: _build_step(db, day, logger), logger),
+        ]
+        failed = [step.name for step in steps if not step.ok]
+        logger.info(
+            "nightly %s in %.1f s", "failed: " + ", ".join(failed) if failed else "ok", time.perf_counter() - started
+        )
+        for handler in logger.handlers:
+            handler.close()
+    return failed
