@@ -1,0 +1,70 @@
+-- Correction rate per skill over the last `correction_lookback_days` days
+-- (as_of - N days <= invoked_at <= as_of):
+--   correction_rate = (corrections + 0.5 * partials) / (corrections + partials + acceptances)
+-- with the weights of the seed analyzer_outcome_weights, the 95% Wilson
+-- interval and whether the sample reaches `min_invocations`. Every skill seen
+-- up to as_of has a row: a skill without events in the window has a sample of
+-- 0 and a NULL rate (never 0).
+
+{%- set lookback_days = var('correction_lookback_days') %}
+
+with events as (
+    select * from {{ ref('int_analyzer__events_weighted') }}
+),
+
+skills as (
+    select
+        skill_id,
+        max(invoked_at) as last_invoked_at
+    from events
+    group by skill_id
+),
+
+events_in_lookback as (
+    select * from events
+    where invoked_at >= {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }}
+),
+
+counts_per_skill as (
+    select
+        skill_id,
+        count(*) as sample_size,
+        count(case when is_correction then 1 end) as corrections,
+        count(case when is_partial then 1 end) as partials,
+        count(case when is_acceptance then 1 end) as acceptances,
+        sum(correction_weight) as weighted_corrections
+    from events_in_lookback
+    group by skill_id
+),
+
+counts_for_every_skill as (
+    select
+        skills.skill_id,
+        skills.last_invoked_at,
+        coalesce(counts_per_skill.corrections, 0) as corrections,
+        coalesce(counts_per_skill.partials, 0) as partials,
+        coalesce(counts_per_skill.acceptances, 0) as acceptances,
+        coalesce(counts_per_skill.sample_size, 0) as sample_size,
+        coalesce(counts_per_skill.weighted_corrections, 0) as weighted_corrections
+    from skills
+    left join counts_per_skill
+        on skills.skill_id = counts_per_skill.skill_id
+),
+
+rates as (
+    select
+        skill_id,
+        corrections,
+        partials,
+        acceptances,
+        sample_size,
+        weighted_corrections,
+        {{ rate_with_interval('weighted_corrections', 'sample_size', 'correction_rate') }},
+        sample_size >= {{ var('min_invocations') }} as sufficient_data,
+        last_invoked_at,
+        {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }} as window_start_at,
+        {{ as_of_timestamp() }} as window_end_at
+    from counts_for_every_skill
+)
+
+select * from rates

@@ -1,0 +1,106 @@
+-- Correction-rate trend per skill: the last `trend_window_days` days (recent:
+-- as_of - N <= invoked_at <= as_of) against the N days before them (prior:
+-- as_of - 2N <= invoked_at < as_of - N). trend = recent_rate - prior_rate;
+-- direction is `insufficient_data` when either window holds fewer than
+-- `min_invocations` events, else `worsening` above +0.05, `improving` below
+-- -0.05 and `stable` in between. An empty window has a NULL rate, never 0.
+-- The two-proportion z-test (pooled) compares the weighted correction counts.
+
+{%- set window_days = var('trend_window_days') %}
+{%- set min_invocations = var('min_invocations') %}
+{#- Half-width of the `stable` band and the significance level: defaults of
+    the reference analyzer, overridable per run until they move to dbt_project.yml. #}
+{%- set stable_band = var('trend_stable_band', 0.05) %}
+{%- set significance_level = var('trend_significance_level', 0.05) %}
+
+with events as (
+    select * from {{ ref('int_analyzer__events_weighted') }}
+),
+
+skills as (
+    select distinct skill_id
+    from events
+),
+
+events_in_trend_windows as (
+    select
+        skill_id,
+        correction_weight,
+        invoked_at >= {{ dbt.dateadd('day', -window_days, as_of_timestamp()) }} as is_recent
+    from events
+    where invoked_at >= {{ dbt.dateadd('day', -2 * window_days, as_of_timestamp()) }}
+),
+
+counts_per_skill as (
+    select
+        skill_id,
+        count(case when is_recent then 1 end) as recent_sample,
+        sum(case when is_recent then correction_weight else 0 end) as recent_weighted_corrections,
+        count(case when not is_recent then 1 end) as prior_sample,
+        sum(case when not is_recent then correction_weight else 0 end) as prior_weighted_corrections
+    from events_in_trend_windows
+    group by skill_id
+),
+
+counts_for_every_skill as (
+    select
+        skills.skill_id,
+        coalesce(counts_per_skill.recent_sample, 0) as recent_sample,
+        coalesce(counts_per_skill.recent_weighted_corrections, 0) as recent_weighted_corrections,
+        coalesce(counts_per_skill.prior_sample, 0) as prior_sample,
+        coalesce(counts_per_skill.prior_weighted_corrections, 0) as prior_weighted_corrections
+    from skills
+    left join counts_per_skill
+        on skills.skill_id = counts_per_skill.skill_id
+),
+
+rates as (
+    select
+        *,
+        {{ rate_with_interval('recent_weighted_corrections', 'recent_sample', 'recent_rate') }},
+        {{ rate_with_interval('prior_weighted_corrections', 'prior_sample', 'prior_rate') }},
+        {{ two_proportion_z(
+            'recent_weighted_corrections', 'recent_sample',
+            'prior_weighted_corrections', 'prior_sample'
+        ) }} as z_statistic_exact
+    from counts_for_every_skill
+),
+
+tested as (
+    select
+        *,
+        {{ round_metric('recent_rate - prior_rate') }} as trend,
+        {{ two_sided_p_value('z_statistic_exact') }} as p_value_exact
+    from rates
+),
+
+classified as (
+    select
+        skill_id,
+        recent_rate,
+        prior_rate,
+        recent_sample,
+        prior_sample,
+        trend,
+        case
+            when
+                recent_sample < {{ min_invocations }}
+                or prior_sample < {{ min_invocations }}
+                then 'insufficient_data'
+            when trend > {{ stable_band }} then 'worsening'
+            when trend < -{{ stable_band }} then 'improving'
+            else 'stable'
+        end as direction,
+        recent_weighted_corrections,
+        prior_weighted_corrections,
+        recent_rate_ci_low,
+        recent_rate_ci_high,
+        prior_rate_ci_low,
+        prior_rate_ci_high,
+        {{ round_metric('z_statistic_exact') }} as z_statistic,
+        {{ round_metric('p_value_exact') }} as p_value,
+        coalesce(p_value_exact < {{ significance_level }}, false) as is_significant
+    from tested
+)
+
+select * from classified

@@ -1,0 +1,48 @@
+-- Accuracy of each agent config on each golden set, per run day (the UTC
+-- date of the replays, at or before the report instant; replays of sessions
+-- that are not golden are left out). pass_rate = passing replays / replays,
+-- with its 95% Wilson interval; mean_accuracy = the mean of the replays'
+-- overall_accuracy (replays without one are not in the mean).
+
+with replay_outcomes as (
+    select * from {{ ref('int_evals__replay_outcomes') }}
+),
+
+golden_replays as (
+    select
+        *,
+        cast(replayed_at as date) as run_date
+    from replay_outcomes
+    where has_golden_source
+),
+
+per_set_agent_day as (
+    select
+        tenant_id,
+        golden_set,
+        agent_id,
+        run_date,
+        count(*) as replays,
+        count(case when passed then 1 end) as passes,
+        count(distinct golden_session_id) as golden_sessions,
+        avg(overall_accuracy) as mean_accuracy_unrounded
+    from golden_replays
+    group by tenant_id, golden_set, agent_id, run_date
+),
+
+rated as (
+    select
+        tenant_id,
+        golden_set,
+        agent_id,
+        run_date,
+        replays,
+        passes,
+        replays - passes as fails,
+        golden_sessions,
+        {{ rate_with_interval('passes', 'replays', 'pass_rate') }},
+        {{ round_metric('mean_accuracy_unrounded') }} as mean_accuracy
+    from per_set_agent_day
+)
+
+select * from rated

@@ -1,0 +1,29 @@
+-- One row per active turn reaction as of the report instant (the reactions
+-- the conversations-in-period report returns as feedback items), each with
+-- its artifact resource name `rn`, which every report row must carry.
+
+with active as (
+    select * from {{ ref('int_reactions__active') }}
+),
+
+report_rows as (
+    select
+        tenant,
+        project,
+        conversation_id,
+        turn_id,
+        origin,
+        reaction,
+        confidence,
+        reacted_at,
+        reaction_rn as rn,
+        user_id,
+        comment_text,
+        bundle_id,
+        track_id,
+        user_type,
+        cast(reacted_at as date) as reaction_date
+    from active
+)
+
+select * from report_rows

@@ -1,0 +1,301 @@
+"""End to end: the feedback marts (analyzer, session feedback, turn reactions) on the demo
+warehouse agree with the metric definitions of DESIGN.md recomputed here in plain Python
+from the raw tables.
+
+One module-scoped warehouse: demo data as of AS_OF, ingested with the CLI, then
+`dbt build` of the marts and everything upstream of them (models, seeds, data tests and
+unit tests) in a subprocess, with target/ and logs/ in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from ingest.demo_data import IMPROVING_SKILL, NEW_SKILL, WORSENING_SKILL
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+AS_OF = "2026-11-01"
+# A date as_of means the end of that day (macros/metrics/as_of.sql).
+AS_OF_TS = dt.datetime(2026, 11, 1, 23, 59, 59, 999999)
+# dbt_project.yml defaults.
+LOOKBACK_DAYS = 90
+TREND_WINDOW_DAYS = 30
+MIN_INVOCATIONS = 5
+MACHINE_CONFIDENCE_THRESHOLD = 0.70
+OUTCOME_WEIGHTS = {"correction": 1.0, "partial": 0.5, "acceptance": 0.0}
+# The marts round rates to 6 decimals: a recomputed value is within half a unit of it.
+ROUNDED = 6e-7
+
+FEEDBACK_MARTS = (
+    "skill_correction_rates",
+    "skill_correction_trends",
+    "skill_dimension_hotspots",
+    "skill_correction_weekly",
+    "session_feedback_daily",
+    "session_feedback_by_turn_bucket",
+    "turn_reactions_active",
+    "conversation_feedback_summary",
+    "reaction_satisfaction_daily",
+    "reaction_changes_daily",
+)
+
+
+def dbt_executable() -> str:
+    beside_python = Path(sys.executable).with_name("dbt")
+    found = str(beside_python) if beside_python.exists() else shutil.which("dbt")
+    if not found:
+        pytest.fail("dbt is not installed: run `make venv`")
+    return found
+
+
+def run(command: list[str], *, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        command,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, f"{' '.join(command[:3])} exited {result.returncode}:\n{result.stdout[-6000:]}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Demo data ingested and the feedback marts built, as of AS_OF."""
+    work_dir = tmp_path_factory.mktemp("marts-feedback")
+    demo_dir, db = work_dir / "demo", work_dir / "warehouse.duckdb"
+    cli = [sys.executable, "-m", "ingest"]
+    run([*cli, "demo-data", str(demo_dir), "--as-of", AS_OF])
+    run([*cli, "ingest", "--config", str(demo_dir / "sources.toml"), "--db", str(db), "-q"])
+    selection = [f"+{mart}" for mart in FEEDBACK_MARTS] + ["analyzer_dimensions"]
+    run(
+        [
+            dbt_executable(),
+            "build",
+            "--select",
+            *selection,
+            # Tests run only when every node they read is built: a staging test that
+            # also reads another area's model is left to the full build.
+            "--indirect-selection",
+            "cautious",
+            "--vars",
+            f"{{as_of: '{AS_OF}'}}",
+            "--project-dir",
+            str(REPO),
+            "--profiles-dir",
+            str(REPO),
+            "--target-path",
+            str(work_dir / "target"),
+            "--log-path",
+            str(work_dir / "logs"),
+        ],
+        env={**os.environ, "FEEDBACK_DB": str(db)},
+    )
+    return db
+
+
+@pytest.fixture(scope="module")
+def con(warehouse: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        yield connection
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+    cursor = con.execute(sql)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    p = successes / n
+    centre = p + z * z / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, (centre - spread) / (1 + z * z / n)), min(1.0, (centre + spread) / (1 + z * z / n))
+
+
+def analyzer_events(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """raw.analyzer_events, one per event_id (first loaded), invoked at or before as_of."""
+    first_loaded: dict[str, dict[str, Any]] = {}
+    for event in rows(
+        con,
+        'select event_id, "timestamp" as invoked_at, skill_id, outcome, dimension_hint, '
+        "_loaded_at, _load_id from raw.analyzer_events order by _loaded_at, _load_id",
+    ):
+        first_loaded.setdefault(event["event_id"], event)
+    return [event for event in first_loaded.values() if event["invoked_at"] <= AS_OF_TS]
+
+
+def correction_rate(events: list[dict[str, Any]]) -> float | None:
+    if not events:
+        return None
+    return sum(OUTCOME_WEIGHTS[event["outcome"].strip().lower()] for event in events) / len(events)
+
+
+def test_correction_rate_recomputed_from_raw_events(con: duckdb.DuckDBPyConnection) -> None:
+    start = AS_OF_TS - dt.timedelta(days=LOOKBACK_DAYS)
+    by_skill: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for event in analyzer_events(con):
+        by_skill[event["skill_id"]].append(event)
+    mart = {row["skill_id"]: row for row in rows(con, "select * from marts.skill_correction_rates")}
+    assert set(mart) == set(by_skill)
+    for skill_id, events in by_skill.items():
+        in_window = [event for event in events if start <= event["invoked_at"] <= AS_OF_TS]
+        outcomes = Counter(event["outcome"] for event in in_window)
+        row = mart[skill_id]
+        assert (row["corrections"], row["partials"], row["acceptances"], row["sample_size"]) == (
+            outcomes["correction"],
+            outcomes["partial"],
+            outcomes["acceptance"],
+            len(in_window),
+        ), skill_id
+        expected = correction_rate(in_window)
+        assert expected is not None
+        assert row["correction_rate"] == pytest.approx(expected, abs=ROUNDED), skill_id
+        low, high = wilson(expected * len(in_window), len(in_window))
+        assert row["correction_rate_ci_low"] == pytest.approx(low, abs=ROUNDED), skill_id
+        assert row["correction_rate_ci_high"] == pytest.approx(high, abs=ROUNDED), skill_id
+        assert row["sufficient_data"] is (len(in_window) >= MIN_INVOCATIONS)
+        assert row["last_invoked_at"] == max(event["invoked_at"] for event in events)
+
+
+def test_trend_directions_of_the_demo_skills(con: duckdb.DuckDBPyConnection) -> None:
+    window = dt.timedelta(days=TREND_WINDOW_DAYS)
+    by_skill: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for event in analyzer_events(con):
+        by_skill[event["skill_id"]].append(event)
+    mart = {row["skill_id"]: row for row in rows(con, "select * from marts.skill_correction_trends")}
+    for skill_id, events in by_skill.items():
+        recent = [event for event in events if AS_OF_TS - window <= event["invoked_at"] <= AS_OF_TS]
+        prior = [event for event in events if AS_OF_TS - 2 * window <= event["invoked_at"] < AS_OF_TS - window]
+        row = mart[skill_id]
+        assert (row["recent_sample"], row["prior_sample"]) == (len(recent), len(prior)), skill_id
+        for column, expected in (("recent_rate", correction_rate(recent)), ("prior_rate", correction_rate(prior))):
+            if expected is None:
+                assert row[column] is None, f"{skill_id}: an empty window has a NULL rate"
+            else:
+                assert row[column] == pytest.approx(expected, abs=ROUNDED), skill_id
+
+    assert mart[WORSENING_SKILL]["direction"] == "worsening"
+    assert mart[IMPROVING_SKILL]["direction"] == "improving"
+    assert mart[NEW_SKILL]["direction"] == "insufficient_data"
+    assert mart[NEW_SKILL]["prior_rate"] is None
+    for skill_id in (WORSENING_SKILL, IMPROVING_SKILL):
+        assert mart[skill_id]["is_significant"] is True
+    others = set(mart) - {WORSENING_SKILL, IMPROVING_SKILL, NEW_SKILL}
+    assert {mart[skill_id]["direction"] for skill_id in others} == {"stable"}
+
+
+def test_hotspots_recomputed_from_raw_events(con: duckdb.DuckDBPyConnection) -> None:
+    start = AS_OF_TS - dt.timedelta(days=LOOKBACK_DAYS)
+    expected: Counter[tuple[str, str]] = Counter(
+        (event["skill_id"], event["dimension_hint"].strip().lower())
+        for event in analyzer_events(con)
+        if start <= event["invoked_at"]
+        and event["outcome"] in ("correction", "partial")
+        and event["dimension_hint"] is not None
+    )
+    mart = {
+        (row["skill_id"], row["dimension"]): row["occurrences"]
+        for row in rows(con, "select * from marts.skill_dimension_hotspots")
+    }
+    assert mart == dict(expected)
+
+
+def test_active_reactions_recomputed_from_raw_reactions(con: duckdb.DuckDBPyConnection) -> None:
+    """Latest user reaction per turn unless it is a clear; machine reactions from the threshold."""
+    latest_user: dict[tuple[str, str, str], dict[str, Any]] = {}
+    expected: set[str] = set()
+    for reaction in rows(con, "select * from raw.turn_reactions order by ts, rn"):
+        if reaction["ts"] > AS_OF_TS:
+            continue
+        value = reaction["reaction"].strip().lower() if reaction["reaction"] is not None else None
+        if reaction["origin"].strip().lower() == "user":
+            latest_user[(reaction["conversation_id"], reaction["turn_id"], reaction["user_id"])] = {
+                **reaction,
+                "value": value,
+            }
+        elif value is not None and (reaction["confidence"] or 0.0) >= MACHINE_CONFIDENCE_THRESHOLD:
+            expected.add(reaction["rn"])
+    expected |= {reaction["rn"] for reaction in latest_user.values() if reaction["value"] is not None}
+
+    active = {row["rn"] for row in rows(con, "select rn from marts.turn_reactions_active")}
+    assert active == expected
+    # The demo holds the edge cases: exactly 0.70 counts, 0.69 does not; clears and replacements.
+    confidences = {
+        row["confidence"]: row["is_active"]
+        for row in rows(
+            con,
+            "select confidence, bool_or(is_active) as is_active from intermediate.int_reactions__history "
+            "where origin = 'machine' and confidence in (0.69, 0.70) group by confidence",
+        )
+    }
+    assert confidences == {0.69: False, 0.70: True}
+    changes = rows(
+        con, "select sum(replacements) as replacements, sum(clears) as clears from marts.reaction_changes_daily"
+    )
+    assert changes[0]["replacements"] > 0 and changes[0]["clears"] > 0
+
+
+def test_satisfaction_matches_the_active_reactions(con: duckdb.DuckDBPyConnection) -> None:
+    counts: dict[tuple[dt.date, str], Counter[str]] = defaultdict(Counter)
+    for reaction in rows(con, "select reacted_at, origin, reaction from marts.turn_reactions_active"):
+        counts[(reaction["reacted_at"].date(), reaction["origin"])][reaction["reaction"]] += 1
+    mart = {
+        (row["reaction_date"], row["origin"]): row
+        for row in rows(con, "select * from marts.reaction_satisfaction_daily")
+    }
+    assert set(mart) == set(counts)
+    for key, counter in counts.items():
+        row = mart[key]
+        assert (row["ok"], row["not_ok"], row["neutral"]) == (counter["ok"], counter["not_ok"], counter["neutral"])
+        total = counter["ok"] + counter["not_ok"] + counter["neutral"]
+        assert row["satisfaction_rate"] == pytest.approx(counter["ok"] / total, abs=ROUNDED)
+
+    totals = rows(con, "select sum(total) as total, count(*) as conversations from marts.conversation_feedback_summary")
+    assert totals[0]["total"] == sum(sum(counter.values()) for counter in counts.values())
+
+
+def test_session_feedback_rates_recomputed_from_raw_records(con: duckdb.DuckDBPyConnection) -> None:
+    counts: dict[tuple[dt.date, str], Counter[str]] = defaultdict(Counter)
+    for record in rows(con, "select recorded_at, recorded_date, label, source from raw.session_feedback"):
+        if record["recorded_at"] <= AS_OF_TS:
+            counts[(record["recorded_date"], record["source"].strip().lower())][record["label"].strip().lower()] += 1
+    mart = {
+        (row["feedback_date"], row["source"]): row for row in rows(con, "select * from marts.session_feedback_daily")
+    }
+    assert set(mart) == set(counts)
+    for key, counter in counts.items():
+        row = mart[key]
+        rated = counter["positive"] + counter["negative"]
+        responses = rated + counter["skip"]
+        assert (row["positive"], row["negative"], row["skip"], row["responses"]) == (
+            counter["positive"],
+            counter["negative"],
+            counter["skip"],
+            responses,
+        )
+        if rated == 0:
+            assert row["positive_rate"] is None
+        else:
+            assert row["positive_rate"] == pytest.approx(counter["positive"] / rated, abs=ROUNDED)
+        assert row["skip_rate"] == pytest.approx(counter["skip"] / responses, abs=ROUNDED)
+
+    by_bucket = rows(con, "select sum(responses) as responses from marts.session_feedback_by_turn_bucket")
+    assert by_bucket[0]["responses"] == sum(sum(counter.values()) for counter in counts.values())
