@@ -137,7 +137,7 @@ def built(request: pytest.FixtureRequest, ingested: Path, tmp_path_factory: pyte
 
 
 def expected_cells(built: Built) -> dict[tuple[str, str], tuple[str, str]]:
-    """(golden session, agent) -> (latest replay id, cell status), by docs/metrics_evals.md."""
+    """(golden session, agent) -> (latest replay id, cell status), by docs/metrics.md (part 2)."""
     sessions = built.query("select id, agent_id, created_at, completed_at, metadata from raw.workspace_sessions")
     golden = {sid for sid, _, _, _, meta in sessions if isinstance(json.loads(meta or "{}").get("golden"), dict)}
     replays: dict[tuple[str, str], list[tuple[dt.datetime, str, bool]]] = defaultdict(list)

@@ -1,5 +1,5 @@
 {#-
-    Retention cutoffs as of the report instant (docs/metrics_evals.md,
+    Retention cutoffs as of the report instant (docs/metrics.md (part 2),
     "Retention"). `keep_days` is a SQL expression, normally the
     `retention_policies` seed's column. The retention views and
     `retention_policy_windows` both call these, so a view and the window

@@ -1,7 +1,7 @@
 -- The eval pass/fail matrix: one cell per (golden session, agent config)
 -- with at least one replay at or before the report instant. The latest
 -- replay decides the cell; cell_status, first match wins
--- (docs/metrics_evals.md, "Cell status"):
+-- (docs/metrics.md (part 2), "Cell status"):
 --   1. regressed: the latest replay failed and the previous one passed;
 --   2. fixed: the latest replay passed and the previous one failed;
 --   3. flaky: the last `flaky_window` replays (var, default 5) hold both
