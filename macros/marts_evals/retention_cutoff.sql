@@ -5,14 +5,17 @@
     `retention_policy_windows` both call these, so a view and the window
     count it reports can never disagree.
 
-    - retention_cutoff_at: `as_of - keep_days days`; a row dated at or after
-      it is kept (the "last N days" window of DESIGN.md, inclusive).
+    - retention_cutoff_at: the start (00:00 UTC) of the cutoff day, the as-of
+      date minus keep_days; a row at or after it is kept. Whole days, like
+      `feedback-analytics purge` (operations/retention.py), which deletes
+      exactly the rows dated strictly before the cutoff day: a view never
+      shows a row the next purge removes, nor hides one it keeps.
     - retention_cutoff_date: the as-of date minus keep_days, for policies
       that measure age on a date (session feedback's `recorded_date`): a row
       whose date is on or after it is kept, strictly before it is purged.
 -#}
 {% macro retention_cutoff_at(keep_days) -%}
-    {{ dbt.dateadd('day', '-1 * (' ~ keep_days ~ ')', as_of_timestamp()) }}
+    cast({{ retention_cutoff_date(keep_days) }} as {{ dbt.type_timestamp() }})
 {%- endmacro %}
 
 {% macro retention_cutoff_date(keep_days) -%}
