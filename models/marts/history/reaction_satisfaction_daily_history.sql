@@ -1,0 +1,29 @@
+-- Daily reaction satisfaction counts that outlive the raw reactions:
+-- incremental on the day (see session_feedback_daily_history). Counts only.
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key='reaction_date',
+        full_refresh=false,
+    )
+}}
+
+with daily as (
+    select * from {{ ref('reaction_satisfaction_daily') }}
+),
+
+rates as (
+    select
+        reaction_date,
+        origin,
+        ok,
+        not_ok,
+        neutral,
+        reactions,
+        {{ rate_with_interval('ok', 'ok + not_ok + neutral', 'satisfaction_rate') }},
+        {{ as_of_timestamp() }} as computed_as_of
+    from daily
+)
+
+select * from rates
