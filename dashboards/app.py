@@ -1,15 +1,42 @@
 """Feedback Analytics dashboard: one entry point, a thin file per page.
 
-feedback-analytics dashboard [--port 8501]
+    feedback-analytics dashboard [--port 8501] [--db PATH]
+
+The entry point draws the navigation and the sidebar's global filters, then
+runs the chosen page (dashboards/pages/). Pages get their data from
+dashboards/data.py only.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from dashboards import data, filters
+
 st.set_page_config(page_title="Feedback Analytics", page_icon=":bar_chart:", layout="wide")
 
-pages = [
-    st.Page("pages/warehouse.py", title="Warehouse", icon=":material/database:", default=True),
+# url_path is the page's address (http://localhost:8501/<url_path>); models/exposures.yml lists them.
+PAGES = [
+    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", url_path="overview", default=True),
+    st.Page(
+        "pages/session_feedback.py",
+        url_path="session-feedback",
+        title="Session feedback",
+        icon=":material/thumbs_up_down:",
+    ),
+    st.Page(
+        "pages/conversations.py", url_path="conversations", title="Conversations and reactions", icon=":material/forum:"
+    ),
+    st.Page("pages/skills.py", url_path="skills", title="Skills", icon=":material/build:"),
+    st.Page("pages/evals.py", url_path="evals", title="Evals", icon=":material/fact_check:"),
+    st.Page("pages/retention.py", url_path="retention", title="Retention", icon=":material/auto_delete:"),
+    st.Page("pages/warehouse.py", url_path="warehouse", title="Warehouse", icon=":material/database:"),
 ]
-st.navigation(pages).run()
+
+page = st.navigation(PAGES)
+try:
+    status = data.status()
+except data.WarehouseUnavailable:
+    status = data.WarehouseStatus(str(data.warehouse_path()), "busy")
+filters.render_sidebar(status)
+page.run()

@@ -1,20 +1,43 @@
 """All SQL of the dashboard, and its only way to the warehouse.
 
-Each query opens the DuckDB file read-only for the duration of that query,
-so the nightly job can write between two page loads. Results are cached with
-st.cache_data, keyed by the query's arguments.
+Each query opens the DuckDB file read-only for the duration of that query
+(`_query`), so the nightly job can write between two page loads; a query that
+meets the writer's lock retries for a moment, then says the warehouse is busy.
+
+Results are cached with st.cache_data, keyed by the query's arguments (the
+sidebar's filter values) and by the warehouse's identity: its path and the
+modification times of the file and its WAL (`_warehouse_version`). A reload
+after an ingest or a rebuild therefore reads the new data at once, and two
+warehouses in one process (the tests) never share a cache entry.
+
+Pages read the dbt marts (schema `marts`); the Warehouse page reads `raw`'s
+bookkeeping tables, and "everything stored" drill-downs read the staging views
+(1:1 with raw) where the retained_* views would hide rows.
+
+Dates: the daily marts are keyed by UTC day. A period is the N days ending on
+the as-of day, [as_of - N + 1, as_of], the previous period the N days before.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
+import json
 import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import duckdb
 import pandas as pd
 import streamlit as st
 
+PROJECT_DIR = Path(__file__).resolve().parents[1]
 CACHE_SECONDS = 300
+LOCK_RETRY_SECONDS = 3.0
 RAW_DATA_TABLES = (
     "analyzer_events",
     "session_feedback",
@@ -23,34 +46,729 @@ RAW_DATA_TABLES = (
     "workspace_sessions",
     "workspace_eval_runs",
 )
+BUILD_HINT = "`feedback-analytics build` (or `make demo` for demo data)"
+LOAD_HINT = "`feedback-analytics ingest --config sources.toml` then `feedback-analytics build` (or `make demo`)"
+
+# Which retention policy (seed retention_policies) governs each daily series,
+# so "retention-filtered" hides the days the next purge removes.
+SIGNAL_SOURCE_POLICIES = {
+    "session_feedback": "session_feedback",
+    "turn_reactions": "turn_reactions",
+    "analyzer": "analyzer_events",
+    "workspace": "workspace_feedback",
+}
+
+
+class WarehouseUnavailable(Exception):
+    """The warehouse file is missing, not loaded, not built, or a mart is missing: the message says what to run."""
+
+
+class WarehouseBusy(WarehouseUnavailable):
+    """Another process (ingest, purge, build) holds the write lock longer than we wait."""
 
 
 def warehouse_path() -> Path:
     return Path(os.environ.get("FEEDBACK_DB") or "feedback.duckdb")
 
 
-class WarehouseUnavailable(Exception):
-    """The warehouse file is missing or has never been loaded."""
+def _warehouse_version() -> tuple[str, int, int]:
+    path = warehouse_path().resolve()
+    wal = path.with_name(path.name + ".wal")
+    return (
+        str(path),
+        path.stat().st_mtime_ns if path.exists() else 0,
+        wal.stat().st_mtime_ns if wal.exists() else 0,
+    )
 
 
-def _query(sql: str, params: list | None = None) -> pd.DataFrame:
+R = TypeVar("R")
+
+
+def _cached(function: Callable[..., R]) -> Callable[..., R]:
+    """st.cache_data keyed by the arguments and the warehouse version; `.clear()` empties it."""
+
+    def cached(version: tuple[str, int, int], *args: Any, **kwargs: Any) -> R:
+        return function(*args, **kwargs)
+
+    # st.cache_data tells functions apart by module, qualified name and source:
+    # name each wrapper after the function it caches, or they would share one cache.
+    cached.__qualname__ = f"{function.__qualname__}.cached"
+    cached = st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)(cached)
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> R:
+        return cached(_warehouse_version(), *args, **kwargs)
+
+    wrapper.clear = cached.clear  # type: ignore[attr-defined]
+    return wrapper
+
+
+def clear_caches() -> None:
+    st.cache_data.clear()
+
+
+def _connect(path: Path) -> duckdb.DuckDBPyConnection:
+    deadline = time.monotonic() + LOCK_RETRY_SECONDS
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=True)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise WarehouseBusy(
+                    f"The warehouse at {path} is being written by another process (ingest, purge or build): "
+                    "reload the page in a moment."
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
+def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """The named parameters ($name) the statement uses: DuckDB rejects extra ones, and optional clauses vary."""
+    used = set(re.findall(r"\$([A-Za-z_]\w*)", sql))
+    return {name: value for name, value in (params or {}).items() if name in used}
+
+
+def _queries(*statements: str | tuple[str, dict[str, Any]]) -> list[pd.DataFrame]:
+    """Run statements on one fresh read-only connection, closed before returning."""
     path = warehouse_path()
     if not path.exists():
-        raise WarehouseUnavailable(
-            f"No warehouse at {path}. Load one with `feedback-analytics ingest --config sources.toml` "
-            "(or `make demo`), or point FEEDBACK_DB at it."
-        )
+        raise WarehouseUnavailable(f"No warehouse at {path}. Create one with {LOAD_HINT}, or point FEEDBACK_DB at it.")
     try:
-        with duckdb.connect(str(path), read_only=True) as con:
-            return con.execute(sql, params or []).df()
+        with _connect(path) as con:
+            results = []
+            for statement in statements:
+                sql, params = (statement, None) if isinstance(statement, str) else statement
+                results.append(con.execute(sql, _bind(sql, params)).df())
+            return results
     except duckdb.CatalogException as exc:
         raise WarehouseUnavailable(
-            f"The warehouse at {path} has not been loaded yet ({str(exc).splitlines()[0]}). "
-            "Run `feedback-analytics ingest ...` first."
+            f"The warehouse at {path} lacks a table this page reads ({str(exc).splitlines()[0]}). "
+            f"Build the marts with {BUILD_HINT}."
         ) from None
 
 
-@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+def _query(sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Run one statement on a fresh read-only connection."""
+    return _queries((sql, params or {}))[0]
+
+
+# -- the warehouse's state: missing, loaded, built; as of when ------------------------------------------------------
+@dataclass(frozen=True)
+class WarehouseStatus:
+    path: str
+    state: str  # "missing" | "not_loaded" | "not_built" | "ready"
+    marts: tuple[str, ...] = ()
+    as_of: dt.date | None = None
+    built_at: dt.datetime | None = None
+    built_at_source: str = ""
+    last_loaded_at: dt.datetime | None = None
+    first_date: dt.date | None = None
+    message: str = field(default="")
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+
+@_cached
+def status() -> WarehouseStatus:
+    """What the warehouse holds and as of when. Never raises for a missing or unbuilt warehouse.
+
+    - as_of: the dbt var `as_of` the marts were built for, read from a table
+      mart (skill_correction_rates.window_end_at, else the history marts'
+      computed_as_of): a table keeps the instant of its build, unlike a view.
+    - built_at: when dbt last built this warehouse, from dbt's
+      run_results.json (DBT_TARGET_PATH, else the project's target/), used
+      only when its relations name this warehouse's catalog and its as_of var
+      matches. The marts carry no build timestamp of their own.
+    """
+    path = warehouse_path()
+    if not path.exists():
+        return WarehouseStatus(
+            str(path), "missing", message=f"No warehouse at `{path}` yet. Create it with {LOAD_HINT}."
+        )
+    tables, catalog_row = _queries(
+        "select table_schema, table_name from information_schema.tables where table_schema in ('raw', 'marts')",
+        "select current_database() as catalog",
+    )
+    catalog = catalog_row["catalog"].iloc[0]
+    raw = set(tables.loc[tables["table_schema"] == "raw", "table_name"])
+    marts = tuple(sorted(tables.loc[tables["table_schema"] == "marts", "table_name"]))
+    if not raw & set(RAW_DATA_TABLES) or "load_manifest" not in raw:
+        return WarehouseStatus(
+            str(path), "not_loaded", message=f"The warehouse at `{path}` holds no data yet. Load it with {LOAD_HINT}."
+        )
+    last_loaded_sql = "select max(finished_at) as last_loaded_at from raw.load_manifest"
+    if "skill_correction_rates" not in marts or "session_feedback_daily" not in marts:
+        last_loaded = _query(last_loaded_sql)["last_loaded_at"].iloc[0]
+        return WarehouseStatus(
+            str(path),
+            "not_built",
+            marts=marts,
+            last_loaded_at=None if pd.isna(last_loaded) else last_loaded.to_pydatetime(),
+            message=f"The warehouse at `{path}` is loaded but its marts were never built. Run {BUILD_HINT}.",
+        )
+    history = [
+        f"select max(computed_as_of) as as_of_at from marts.{name}"
+        for name in ("session_feedback_daily_history", "reaction_satisfaction_daily_history")
+        if name in marts
+    ]
+    last_loaded_row, as_of_row, first_row = _queries(
+        last_loaded_sql,
+        f"""
+        with candidates as (
+            select 1 as priority, max(window_end_at) as as_of_at from marts.skill_correction_rates
+            {"".join(f" union all select 2, as_of_at from ({sql})" for sql in history)}
+        )
+        select as_of_at from candidates where as_of_at is not null order by priority limit 1
+        """,
+        "select min(feedback_date) as first_date from marts.session_feedback_daily",
+    )
+    last_loaded = last_loaded_row["last_loaded_at"].iloc[0]
+    last_loaded_at = None if pd.isna(last_loaded) else last_loaded.to_pydatetime()
+    as_of = None if as_of_row.empty else as_of_row["as_of_at"].iloc[0].date()
+    first = first_row["first_date"].iloc[0]
+    built_at, source = _dbt_build_time(catalog, as_of)
+    return WarehouseStatus(
+        str(path),
+        "ready",
+        marts=marts,
+        as_of=as_of,
+        built_at=built_at,
+        built_at_source=source,
+        last_loaded_at=last_loaded_at,
+        first_date=None if pd.isna(first) else pd.Timestamp(first).date(),
+    )
+
+
+def dbt_target_dir() -> Path:
+    return Path(os.environ.get("DBT_TARGET_PATH") or PROJECT_DIR / "target")
+
+
+def _dbt_build_time(catalog: str, as_of: dt.date | None) -> tuple[dt.datetime | None, str]:
+    run_results = dbt_target_dir() / "run_results.json"
+    try:
+        results = json.loads(run_results.read_text())
+    except (OSError, ValueError):
+        return None, "no dbt run_results.json found"
+    relations = {str(result.get("relation_name") or "") for result in results.get("results", [])}
+    if not any(relation.startswith(f'"{catalog}".') for relation in relations):
+        return None, "the latest dbt run_results.json belongs to another warehouse"
+    run_as_of = (results.get("args", {}).get("vars") or {}).get("as_of")
+    if run_as_of and as_of and str(run_as_of)[:10] != as_of.isoformat():
+        return None, "the latest dbt run_results.json was built for another as-of"
+    generated_at = results.get("metadata", {}).get("generated_at")
+    if not generated_at:
+        return None, "dbt run_results.json has no timestamp"
+    built = dt.datetime.fromisoformat(generated_at.replace("Z", "+00:00")).astimezone(dt.UTC).replace(tzinfo=None)
+    return built, "dbt run_results.json"
+
+
+# -- filters: tenants, projects, retention cutoffs ---------------------------------------------------------------------
+@_cached
+def tenants() -> list[str]:
+    frame = _query(
+        """
+        select tenant from marts.conversation_feedback_summary
+        union select tenant_id from marts.eval_matrix
+        union select tenant from marts.feedback_signals
+        """
+    )
+    return sorted(value for value in frame["tenant"] if isinstance(value, str) and value)
+
+
+@_cached
+def projects(tenant: str | None) -> list[str]:
+    frame = _query(
+        """
+        select distinct project from marts.conversation_feedback_summary
+        where ($tenant is null or tenant = $tenant) and project is not null
+        order by project
+        """,
+        {"tenant": tenant},
+    )
+    return list(frame["project"])
+
+
+@_cached
+def retention_cutoffs() -> dict[str, dt.date | None]:
+    """Policy -> first day it keeps (None: kept forever). Same cutoffs as the retained_* views."""
+    frame = _query("select policy, cast(cutoff_at as date) as cutoff_date from marts.retention_policy_windows")
+    return {
+        row.policy: (None if pd.isna(row.cutoff_date) else pd.Timestamp(row.cutoff_date).date())
+        for row in frame.itertuples()
+    }
+
+
+def _floor(policy: str, retained: bool) -> dt.date | None:
+    """First day a retention-filtered series shows (None: no lower bound)."""
+    if not retained:
+        return None
+    return retention_cutoffs().get(policy)
+
+
+# -- overview ---------------------------------------------------------------------------------------------------------
+@_cached
+def kpi_counts(
+    start: dt.date, end: dt.date, prev_start: dt.date, retained: bool, tenant: str | None, project: str | None
+) -> pd.DataFrame:
+    """One row per (metric, period in current/previous): successes and trials of the headline rates.
+
+    Reaction satisfaction reads turn_reactions_active when a tenant or project
+    is chosen (reaction_satisfaction_daily has neither), the daily mart
+    otherwise; both count the same active reactions.
+    """
+    reactions = (
+        """
+        select reaction_date as day, count_if(reaction = 'ok') as successes, count(*) as trials
+        from marts.turn_reactions_active
+        where ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
+        group by all
+        """
+        if tenant or project
+        else "select reaction_date as day, ok as successes, reactions as trials from marts.reaction_satisfaction_daily"
+    )
+    return _query(
+        f"""
+        with series as (
+            select 'session_positive_rate' as metric, feedback_date as day,
+                   positive as successes, positive + negative as trials, $session_floor as floor_date
+            from marts.session_feedback_daily
+            union all
+            select 'reaction_satisfaction', day, successes, trials, $reaction_floor
+            from ({reactions})
+            union all
+            select 'correction_rate', invoked_date, weighted_corrections, sample_size, $analyzer_floor
+            from marts.skill_correction_daily_history
+            union all
+            select 'eval_pass_rate', run_date, passes, replays, $eval_floor
+            from marts.eval_set_accuracy_trend
+            where $tenant is null or tenant_id = $tenant
+        ),
+
+        windowed as (
+            select metric, if(day >= $start, 'current', 'previous') as period, successes, trials
+            from series
+            where day between $prev_start and $end and (floor_date is null or day >= floor_date)
+        )
+
+        select metric, period, coalesce(sum(successes), 0) as successes, coalesce(sum(trials), 0) as trials
+        from windowed
+        group by all
+        """,
+        {
+            "start": start,
+            "end": end,
+            "prev_start": prev_start,
+            "tenant": tenant,
+            "project": project,
+            "session_floor": _floor("session_feedback", retained),
+            "reaction_floor": _floor("turn_reactions", retained),
+            "analyzer_floor": _floor("analyzer_events", retained),
+            "eval_floor": _floor("eval_runs", retained),
+        },
+    )
+
+
+@_cached
+def signal_volume_daily(start: dt.date, end: dt.date, retained: bool, tenant: str | None) -> pd.DataFrame:
+    """Signals per day and source system (feedback_signals_daily; feedback_signals when a tenant is chosen)."""
+    series = (
+        """
+        select occurred_date as signal_date, source_system, count(*) as signals
+        from marts.feedback_signals where tenant = $tenant group by all
+        """
+        if tenant
+        else "select signal_date, source_system, sum(signals) as signals from marts.feedback_signals_daily group by all"
+    )
+    floors = {system: _floor(policy, retained) for system, policy in SIGNAL_SOURCE_POLICIES.items()}
+    return _query(
+        f"""
+        with series as ({series}),
+        floors as (
+            select * from (values {", ".join(f"('{system}', $floor_{system})" for system in floors)})
+                as floors (source_system, floor_date)
+        )
+        select series.signal_date, series.source_system, series.signals
+        from series
+        left join floors using (source_system)
+        where series.signal_date between $start and $end
+          and (floors.floor_date is null or series.signal_date >= floors.floor_date)
+        order by series.signal_date, series.source_system
+        """,
+        {"start": start, "end": end, "tenant": tenant, **{f"floor_{key}": value for key, value in floors.items()}},
+    )
+
+
+@_cached
+def mover_counts(
+    start: dt.date, end: dt.date, prev_start: dt.date, retained: bool, tenant: str | None, project: str | None
+) -> pd.DataFrame:
+    """Per segment of each headline rate (surface, origin, skill, set x agent): successes and trials per period."""
+    reactions = """
+        select reaction_date as day, origin as segment, count_if(reaction = 'ok') as successes, count(*) as trials
+        from marts.turn_reactions_active
+        where ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
+        group by all
+    """
+    return _query(
+        f"""
+        with series as (
+            select 'Session positive rate' as metric, 'surface ' || source as segment, feedback_date as day,
+                   positive as successes, positive + negative as trials, $session_floor as floor_date
+            from marts.session_feedback_daily
+            union all
+            select 'Session positive rate', 'turns ' || turn_count_bucket, feedback_date, positive,
+                   positive + negative, $session_floor
+            from marts.session_feedback_by_turn_bucket
+            union all
+            select 'Reaction satisfaction', segment || ' reactions', day, successes, trials, $reaction_floor
+            from ({reactions})
+            union all
+            select 'Correction rate', 'skill ' || skill_id, invoked_date, weighted_corrections, sample_size,
+                   $analyzer_floor
+            from marts.skill_correction_daily_history
+            union all
+            select 'Eval pass rate', golden_set || ' / agent ' || left(agent_id, 8), run_date, passes, replays,
+                   $eval_floor
+            from marts.eval_set_accuracy_trend
+            where $tenant is null or tenant_id = $tenant
+        )
+        select metric, segment,
+               sum(successes) filter (where day >= $start) as successes,
+               sum(trials) filter (where day >= $start) as trials,
+               sum(successes) filter (where day < $start) as prev_successes,
+               sum(trials) filter (where day < $start) as prev_trials
+        from series
+        where day between $prev_start and $end and (floor_date is null or day >= floor_date)
+        group by all
+        """,
+        {
+            "start": start,
+            "end": end,
+            "prev_start": prev_start,
+            "tenant": tenant,
+            "project": project,
+            "session_floor": _floor("session_feedback", retained),
+            "reaction_floor": _floor("turn_reactions", retained),
+            "analyzer_floor": _floor("analyzer_events", retained),
+            "eval_floor": _floor("eval_runs", retained),
+        },
+    )
+
+
+# -- session feedback -------------------------------------------------------------------------------------------------
+@_cached
+def session_feedback_daily(start: dt.date, end: dt.date, retained: bool) -> pd.DataFrame:
+    return _query(
+        """
+        select feedback_date, source as surface, positive, negative, skip, responses,
+               positive_rate, positive_rate_ci_low, positive_rate_ci_high,
+               skip_rate, skip_rate_ci_low, skip_rate_ci_high
+        from marts.session_feedback_daily
+        where feedback_date between $start and $end and ($floor is null or feedback_date >= $floor)
+        order by feedback_date, surface
+        """,
+        {"start": start, "end": end, "floor": _floor("session_feedback", retained)},
+    )
+
+
+@_cached
+def session_feedback_by_turn_bucket(start: dt.date, end: dt.date, retained: bool) -> pd.DataFrame:
+    """Counts per turn-count bucket summed over the period (rates and intervals are computed by the page)."""
+    return _query(
+        """
+        select turn_count_bucket, min(turn_count_bucket_order) as bucket_order,
+               sum(positive) as positive, sum(negative) as negative, sum(skip) as skip,
+               sum(responses) as responses
+        from marts.session_feedback_by_turn_bucket
+        where feedback_date between $start and $end and ($floor is null or feedback_date >= $floor)
+        group by all
+        order by bucket_order
+        """,
+        {"start": start, "end": end, "floor": _floor("session_feedback", retained)},
+    )
+
+
+# -- conversations and reactions --------------------------------------------------------------------------------------
+@_cached
+def reaction_satisfaction_daily(
+    start: dt.date, end: dt.date, retained: bool, tenant: str | None, project: str | None
+) -> pd.DataFrame:
+    """Satisfaction per day and origin: the daily mart, or turn_reactions_active when a tenant or project is chosen."""
+    if tenant or project:
+        series = """
+            select reaction_date, origin, count_if(reaction = 'ok') as ok, count_if(reaction = 'not_ok') as not_ok,
+                   count_if(reaction = 'neutral') as neutral, count(*) as reactions
+            from marts.turn_reactions_active
+            where ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
+            group by all
+        """
+    else:
+        series = "select reaction_date, origin, ok, not_ok, neutral, reactions from marts.reaction_satisfaction_daily"
+    return _query(
+        f"""
+        select reaction_date, origin, ok, not_ok, neutral, reactions
+        from ({series})
+        where reaction_date between $start and $end and ($floor is null or reaction_date >= $floor)
+        order by reaction_date, origin
+        """,
+        {"start": start, "end": end, "floor": _floor("turn_reactions", retained), "tenant": tenant, "project": project},
+    )
+
+
+@_cached
+def reaction_changes_daily(start: dt.date, end: dt.date, retained: bool) -> pd.DataFrame:
+    return _query(
+        """
+        select reaction_date, user_reactions, new_reactions, replacements, reversals, clears,
+               flip_rate, flip_rate_ci_low, flip_rate_ci_high
+        from marts.reaction_changes_daily
+        where reaction_date between $start and $end and ($floor is null or reaction_date >= $floor)
+        order by reaction_date
+        """,
+        {"start": start, "end": end, "floor": _floor("turn_reactions", retained)},
+    )
+
+
+@_cached
+def conversations(
+    start: dt.date, end: dt.date, retained: bool, tenant: str | None, project: str | None, limit: int = 500
+) -> pd.DataFrame:
+    """Conversations whose last reaction falls in the period, newest first, with the total count as `matching`."""
+    return _query(
+        """
+        select tenant, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
+               ok / nullif(ok + not_ok + neutral, 0) as satisfaction_rate,
+               count(*) over () as matching
+        from marts.conversation_feedback_summary
+        where cast(last_activity_at as date) between $start and $end
+          and ($floor is null or cast(last_activity_at as date) >= $floor)
+          and ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
+        order by last_activity_at desc, conversation_id
+        limit $limit
+        """,
+        {
+            "start": start,
+            "end": end,
+            "floor": _floor("turn_reactions", retained),
+            "tenant": tenant,
+            "project": project,
+            "limit": limit,
+        },
+    )
+
+
+@_cached
+def conversation_turns(tenant: str, project: str, conversation_id: str) -> pd.DataFrame:
+    """The active reaction of each turn of one conversation (the reaction's rn identifies the stored row)."""
+    return _query(
+        """
+        select turn_id, origin, reaction, confidence, reacted_at, comment_text, rn
+        from marts.turn_reactions_active
+        where tenant = $tenant and project = $project and conversation_id = $conversation_id
+        order by reacted_at, turn_id, origin
+        """,
+        {"tenant": tenant, "project": project, "conversation_id": conversation_id},
+    )
+
+
+@_cached
+def conversation_reaction_history(tenant: str, project: str, conversation_id: str, retained: bool) -> pd.DataFrame:
+    """Every stored reaction of one conversation (replaced and cleared ones too), flagged when it is the active one."""
+    relation = "marts.retained_turn_reactions" if retained else "staging.stg_reactions__turn_reactions"
+    return _query(
+        f"""
+        select history.turn_id, history.origin, history.reaction, history.is_clear, history.confidence,
+               history.reacted_at, history.reaction_rn as rn, active.rn is not null as is_active
+        from {relation} as history
+        left join marts.turn_reactions_active as active on active.rn = history.reaction_rn
+        where history.tenant = $tenant and history.project = $project
+          and history.conversation_id = $conversation_id
+        order by history.turn_id, history.reacted_at
+        """,
+        {"tenant": tenant, "project": project, "conversation_id": conversation_id},
+    )
+
+
+# -- skills -----------------------------------------------------------------------------------------------------------
+@_cached
+def skill_correction_rates() -> pd.DataFrame:
+    return _query(
+        """
+        select skill_id, corrections, partials, acceptances, sample_size, correction_rate,
+               correction_rate_ci_low, correction_rate_ci_high, sufficient_data
+        from marts.skill_correction_rates
+        order by sufficient_data desc, correction_rate desc nulls last, skill_id
+        """
+    )
+
+
+@_cached
+def skill_correction_trends() -> pd.DataFrame:
+    return _query(
+        """
+        select skill_id, recent_rate, prior_rate, recent_sample, prior_sample, trend, direction,
+               recent_rate_ci_low, recent_rate_ci_high, prior_rate_ci_low, prior_rate_ci_high,
+               p_value, is_significant
+        from marts.skill_correction_trends
+        order by trend desc nulls last, skill_id
+        """
+    )
+
+
+@_cached
+def skill_dimension_hotspots() -> pd.DataFrame:
+    return _query(
+        """
+        select skill_id, dimension, occurrences
+        from marts.skill_dimension_hotspots
+        order by skill_id, occurrences desc
+        """
+    )
+
+
+@_cached
+def skill_weekly(skill_id: str, start: dt.date, end: dt.date, retained: bool) -> pd.DataFrame:
+    """Weekly correction rate of one skill, for the weeks that overlap the period."""
+    return _query(
+        """
+        select week_start, sample_size, correction_rate, correction_rate_ci_low, correction_rate_ci_high
+        from marts.skill_correction_weekly
+        where skill_id = $skill_id and week_start between $start - interval 6 day and $end
+          and ($floor is null or week_start >= $floor - interval 6 day)
+        order by week_start
+        """,
+        {"skill_id": skill_id, "start": start, "end": end, "floor": _floor("analyzer_events", retained)},
+    )
+
+
+@_cached
+def skill_events(skill_id: str, start: dt.date, end: dt.date, retained: bool, limit: int = 100) -> pd.DataFrame:
+    """The skill's latest events in the period; `matching` is how many there are in all."""
+    relation = "marts.retained_analyzer_events" if retained else "staging.stg_analyzer__events"
+    return _query(
+        f"""
+        select invoked_at, outcome, correction_type, dimension_hint, confidence, turns_to_feedback,
+               array_to_string(ai_tools_used, ', ') as ai_tools_used,
+               nullif(user_message_snippet, '') as user_message_snippet, session_id, event_id,
+               count(*) over () as matching
+        from {relation}
+        where skill_id = $skill_id and cast(invoked_at as date) between $start and $end
+        order by invoked_at desc, event_id
+        limit $limit
+        """,
+        {"skill_id": skill_id, "start": start, "end": end, "limit": limit},
+    )
+
+
+# -- evals ------------------------------------------------------------------------------------------------------------
+@_cached
+def eval_matrix(tenant: str | None) -> pd.DataFrame:
+    return _query(
+        """
+        select golden_set, golden_session_id, agent_id, replay_session_id, replayed_at, passed, overall_accuracy,
+               cell_status, failed_dimension_names, divergence_count, previous_passed, previous_overall_accuracy,
+               replays_in_window, passes_in_window
+        from marts.eval_matrix
+        where $tenant is null or tenant_id = $tenant
+        order by golden_set, golden_session_id, agent_id
+        """,
+        {"tenant": tenant},
+    )
+
+
+@_cached
+def eval_cell_dimensions(replay_session_id: str) -> pd.DataFrame:
+    return _query(
+        """
+        select dimension, score, passed, divergence_count, divergences
+        from marts.eval_cell_dimensions
+        where replay_session_id = $replay_session_id
+        order by passed, dimension
+        """,
+        {"replay_session_id": replay_session_id},
+    )
+
+
+@_cached
+def eval_cell_history(golden_session_id: str, agent_id: str) -> pd.DataFrame:
+    """Every replay of one matrix cell: when, whether it passed, its mean dimension score."""
+    return _query(
+        """
+        select replay_session_id, replayed_at, bool_and(passed) as passed, avg(score) as mean_score,
+               sum(divergence_count) as divergences
+        from marts.eval_cell_dimensions
+        where golden_session_id = $golden_session_id and agent_id = $agent_id
+        group by all
+        order by replayed_at
+        """,
+        {"golden_session_id": golden_session_id, "agent_id": agent_id},
+    )
+
+
+@_cached
+def eval_regressions(tenant: str | None) -> pd.DataFrame:
+    return _query(
+        """
+        select golden_set, golden_session_id, agent_id, replayed_at, overall_accuracy, previous_overall_accuracy,
+               accuracy_change, failed_dimension_names, divergence_count
+        from marts.eval_regressions
+        where $tenant is null or tenant_id = $tenant
+        order by replayed_at desc
+        """,
+        {"tenant": tenant},
+    )
+
+
+@_cached
+def eval_trend(start: dt.date, end: dt.date, retained: bool, tenant: str | None) -> pd.DataFrame:
+    return _query(
+        """
+        select golden_set, agent_id, run_date, sum(replays) as replays, sum(passes) as passes,
+               sum(passes) / nullif(sum(replays), 0) as pass_rate,
+               sum(mean_accuracy * replays) / nullif(sum(replays), 0) as mean_accuracy
+        from marts.eval_set_accuracy_trend
+        where run_date between $start and $end and ($floor is null or run_date >= $floor)
+          and ($tenant is null or tenant_id = $tenant)
+        group by all
+        order by golden_set, agent_id, run_date
+        """,
+        {"start": start, "end": end, "floor": _floor("eval_runs", retained), "tenant": tenant},
+    )
+
+
+# -- retention --------------------------------------------------------------------------------------------------------
+@_cached
+def retention_windows() -> pd.DataFrame:
+    return _query(
+        """
+        select windows.policy, windows.raw_table, windows.scope, windows.action, windows.keep_days,
+               windows.date_column, windows.as_of_at, windows.cutoff_at, windows.rows_kept,
+               windows.rows_outside_window, policies.description
+        from marts.retention_policy_windows as windows
+        left join seeds.retention_policies as policies using (policy)
+        order by windows.raw_table, windows.keep_days nulls first
+        """
+    )
+
+
+@_cached
+def purge_log(limit: int = 200) -> pd.DataFrame:
+    return _query(
+        """
+        select applied_at, policy, table_name, cutoff, rows_archived, rows_deleted, is_dry_run, archive_uri
+        from raw.purge_log
+        order by applied_at desc
+        limit $limit
+        """,
+        {"limit": limit},
+    )
+
+
+# -- warehouse operations ---------------------------------------------------------------------------------------------
+@_cached
 def raw_table_counts() -> pd.DataFrame:
     return _query(
         " union all ".join(
@@ -60,7 +778,7 @@ def raw_table_counts() -> pd.DataFrame:
     )
 
 
-@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+@_cached
 def recent_loads(limit: int = 50) -> pd.DataFrame:
     return _query(
         """
@@ -68,13 +786,13 @@ def recent_loads(limit: int = 50) -> pd.DataFrame:
                date_diff('millisecond', started_at, finished_at) / 1000.0 as seconds
         from raw.load_manifest
         order by finished_at desc
-        limit ?
+        limit $limit
         """,
-        [limit],
+        {"limit": limit},
     )
 
 
-@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+@_cached
 def quarantine_by_reason() -> pd.DataFrame:
     return _query(
         """
@@ -87,7 +805,7 @@ def quarantine_by_reason() -> pd.DataFrame:
     )
 
 
-@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+@_cached
 def daily_loaded_rows() -> pd.DataFrame:
     return _query(
         """

@@ -141,7 +141,11 @@ class Load:
         outcome = Outcome()
         self.con.execute("begin transaction")
         try:
+            target = f"raw.{self.contract.table}"
+            self._target_had_rows = bool(self.con.execute(f"select 1 from {target} limit 1").fetchall())
             yield outcome
+            if outcome.keep:
+                self._settle_duplicates()
         except BaseException:
             self.con.execute("rollback")
             raise
@@ -184,30 +188,65 @@ class Load:
         Every row is inserted as read; the statement raises at the first row
         that breaks the contract (or that a reader refuses), and the caller
         then rolls back and reads the input again batch by batch, for exact
-        line numbers and raw text in the quarantine. Copies of keys already
-        landed (before this load, or earlier in this input) are removed
-        afterwards and counted as duplicates.
+        line numbers and raw text in the quarantine. Duplicates are settled
+        when the load ends (`_settle_duplicates`).
+        """
+        try:
+            refuse_bad_rows = "case when _reason <> '' then error('row breaks the contract') else true end"
+            read = self._insert_valid(f"({validated}) as checked where {refuse_bad_rows}")
+        except (duckdb.InvalidInputException, duckdb.ConversionException):
+            return False  # a malformed line, or a row that breaks the contract: read it again batch by batch
+        self._count(read, 0, read)
+        return True
+
+    def _land(self, batch: pa.Table, validate_sql: str, raw_sql: str | None) -> None:
+        con = self.con
+        con.register("_chunk", batch)
+        try:
+            con.execute(f"create or replace temp table _batch as {validate_sql}")
+            read, bad = con.execute("select count(*), count(*) filter (where _reason <> '') from _batch").fetchall()[0]
+            quarantined = self._quarantine(raw_sql) if bad else 0
+            inserted = self._insert_valid("_batch where _reason = ''")
+        finally:
+            _unregister(con, "_chunk")
+        self._count(read, quarantined, inserted, already_quarantined=bad - quarantined)
+
+    def _count(self, read: int, quarantined: int, inserted: int, already_quarantined: int = 0) -> None:
+        """Rows read, quarantined and inserted so far; duplicates of landed rows are settled when the load ends."""
+        self.result.rows_read += read
+        self.result.quarantined += quarantined
+        self.result.duplicates += already_quarantined  # a bad row seen before: quarantined once only
+        self.result.loaded += inserted
+        if self.options.on_rows:
+            self.options.on_rows(read)
+
+    def _insert_valid(self, rows: str) -> int:
+        """Insert valid rows (`from {rows}`) as they come, stamped with this load's id."""
+        columns = [quote(c) for c in self.contract.columns]
+        values = ["null" if c in self.options.blank_fields else quote(c) for c in self.contract.columns]
+        (count,) = self.con.execute(
+            f"""
+            insert into raw.{self.contract.table} ({", ".join(columns)}, _source_uri, _loaded_at, _load_id)
+            select {", ".join(values)}, _uri, ?, ?
+            from {rows}
+            """,
+            [self.started_at, self.load_id],
+        ).fetchall()[0]
+        return int(count)
+
+    def _settle_duplicates(self) -> None:
+        """Take out what this load inserted but the table already had, and repeats within this load.
+
+        A key landed before stays (its new copy is a duplicate), unless the
+        contract is mutable and the new copy differs: then the new row
+        replaces the old one. Within the load the first copy read wins.
         """
         contract = self.contract
         key = quote(contract.key)
         target = f"raw.{contract.table}"
-        columns = [quote(c) for c in contract.columns]
-        values = ["null" if c in self.options.blank_fields else quote(c) for c in contract.columns]
-        had_rows = bool(self.con.execute(f"select 1 from {target} limit 1").fetchall())
-        try:
-            (read,) = self.con.execute(
-                f"""
-                insert into {target} ({", ".join(columns)}, _source_uri, _loaded_at, _load_id)
-                select {", ".join(values)}, _uri, ?, ?
-                from ({validated}) as checked
-                where case when _reason <> '' then error('row breaks the contract') else true end
-                """,
-                [self.started_at, self.load_id],
-            ).fetchall()[0]
-        except (duckdb.InvalidInputException, duckdb.ConversionException):
-            return False  # a malformed line, or a row that breaks the contract: read it again batch by batch
+        ids = [self.load_id, self.load_id]
         duplicates = 0
-        if had_rows and contract.mutable:
+        if self._target_had_rows and contract.mutable:
             self.con.execute(
                 f"""
                 delete from {target} as landed
@@ -216,16 +255,17 @@ class Load:
                     where fresh._load_id = ? and fresh.{key} = landed.{key} and ({_changed(contract)})
                 )
                 """,
-                [self.load_id, self.load_id],
+                ids,
             )
-        if had_rows:
-            (duplicates,) = self.con.execute(
+        if self._target_had_rows:
+            (removed,) = self.con.execute(
                 f"""
                 delete from {target}
                 where _load_id = ? and {key} in (select {key} from {target} where _load_id <> ?)
                 """,
-                [self.load_id, self.load_id],
+                ids,
             ).fetchall()[0]
+            duplicates += removed
         (copies,) = self.con.execute(
             f"select count(*) - count(distinct {key}) from {target} where _load_id = ?", [self.load_id]
         ).fetchall()[0]
@@ -236,74 +276,11 @@ class Load:
                 where _load_id = ?
                   and rowid not in (select min(rowid) from {target} where _load_id = ? group by {key})
                 """,
-                [self.load_id, self.load_id],
+                ids,
             ).fetchall()[0]
             duplicates += removed
-        self._count(read, 0, read - duplicates)
-        return True
-
-    def _land(self, batch: pa.Table, validate_sql: str, raw_sql: str | None) -> None:
-        con = self.con
-        con.register("_chunk", batch)
-        try:
-            con.execute(f"create or replace temp table _batch as {validate_sql}")
-            read, bad = con.execute("select count(*), count(*) filter (where _reason <> '') from _batch").fetchall()[0]
-            quarantined = self._quarantine(raw_sql) if bad else 0
-            loaded = self._insert()
-        finally:
-            _unregister(con, "_chunk")
-        self._count(read, quarantined, loaded)
-
-    def _count(self, read: int, quarantined: int, loaded: int) -> None:
-        self.result.rows_read += read
-        self.result.quarantined += quarantined
-        self.result.loaded += loaded
-        self.result.duplicates += read - quarantined - loaded
-        if self.options.on_rows:
-            self.options.on_rows(read)
-
-    def _insert(self) -> int:
-        """Insert the valid rows of `_batch` whose key is new (first copy wins within the batch)."""
-        contract = self.contract
-        key = quote(contract.key)
-        target = f"raw.{contract.table}"
-        columns = [quote(c) for c in contract.columns]
-        values = ["null" if c in self.options.blank_fields else quote(c) for c in contract.columns]
-        (in_batch_copies,) = self.con.execute(
-            f"select count(*) - count(distinct {key}) from _batch where _reason = ''"
-        ).fetchall()[0]
-        fresh = "(select * from _batch where _reason = '')"
-        if in_batch_copies:
-            fresh = f"""(
-                select * from _batch where _reason = ''
-                qualify row_number() over (partition by {key} order by _line) = 1
-            )"""
-        target_has_rows = bool(self.con.execute(f"select 1 from {target} limit 1").fetchall())
-        if target_has_rows and contract.mutable:  # a changed upstream row replaces the landed one
-            self.con.execute(
-                f"""
-                delete from {target} as landed
-                where exists (
-                    select 1 from {fresh} as fresh
-                    where fresh.{key} = landed.{key} and ({_changed(contract)})
-                )
-                """
-            )
-        new_keys_only = (
-            f"where not exists (select 1 from {target} as landed where landed.{key} = fresh.{key})"
-            if target_has_rows
-            else ""
-        )
-        row = self.con.execute(
-            f"""
-            insert into {target} ({", ".join(columns)}, _source_uri, _loaded_at, _load_id)
-            select {", ".join(values)}, _uri, ?, ?
-            from {fresh} as fresh
-            {new_keys_only}
-            """,
-            [self.started_at, self.load_id],
-        ).fetchall()[0]
-        return int(row[0])
+        self.result.loaded -= duplicates
+        self.result.duplicates += duplicates
 
     def _quarantine(self, raw_sql: str | None) -> int:
         """Quarantine the batch's bad rows; a row already quarantined for the same reason is a duplicate."""
