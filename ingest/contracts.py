@@ -77,6 +77,8 @@ class Contract:
     # upstream rows change (a review status, a completed session): a key that comes
     # back with other content replaces the landed row instead of counting as a duplicate
     mutable: bool = False
+    # rows move on to the Parquet archive of `purge`: a key found there is a duplicate too
+    archived_by_purge: bool = False
 
     @property
     def columns(self) -> list[str]:
@@ -87,6 +89,7 @@ ANALYZER_EVENTS = Contract(
     source="analyzer",
     table="analyzer_events",
     key="event_id",
+    archived_by_purge=True,
     fields=(
         Field("event_id", "string", required=True),
         Field("timestamp", "timestamp", required=True),

@@ -10,6 +10,7 @@ For every load: rows read = landed + quarantined + duplicates.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -266,6 +267,17 @@ class Load:
                 ids,
             ).fetchall()[0]
             duplicates += removed
+        archives = self._archive_files() if contract.archived_by_purge else []
+        if archives:  # already moved to the archive by a purge: landing it again would archive it twice
+            files = "[" + ", ".join(sql_literal(a) for a in archives) + "]"
+            (removed,) = self.con.execute(
+                f"""
+                delete from {target}
+                where _load_id = ? and {key} in (select {key} from read_parquet({files}))
+                """,
+                [self.load_id],
+            ).fetchall()[0]
+            duplicates += removed
         (copies,) = self.con.execute(
             f"select count(*) - count(distinct {key}) from {target} where _load_id = ?", [self.load_id]
         ).fetchall()[0]
@@ -281,6 +293,14 @@ class Load:
             duplicates += removed
         self.result.loaded -= duplicates
         self.result.duplicates += duplicates
+
+    def _archive_files(self) -> list[str]:
+        """Parquet archives written by committed purges of this table that still exist."""
+        rows = self.con.execute(
+            "select distinct archive_uri from raw.purge_log where table_name = ? and archive_uri is not null",
+            [self.contract.table],
+        ).fetchall()
+        return sorted(uri for (uri,) in rows if os.path.exists(uri))
 
     def _quarantine(self, raw_sql: str | None) -> int:
         """Quarantine the batch's bad rows; a row already quarantined for the same reason is a duplicate."""

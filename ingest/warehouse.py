@@ -8,6 +8,7 @@ Every command resolves the file the same way: `--db PATH`, else the
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import duckdb
@@ -17,6 +18,7 @@ from ingest.errors import UserError
 DEFAULT_DB = "feedback.duckdb"
 # DuckDB spills to disk beyond this, so a big load keeps a flat memory profile
 DEFAULT_MEMORY_LIMIT = "1GB"
+DEFAULT_LOCK_WAIT_SECONDS = 120
 
 LINEAGE_COLUMNS = """
     _source_uri varchar not null,
@@ -217,6 +219,35 @@ def _column_definitions(columns: str) -> dict[str, str]:
             name, _, rest = line.partition(" ")
             definitions[name.strip('"')] = rest.replace("not null", "").strip()
     return definitions
+
+
+def _open_waiting_for_lock(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Open the file, waiting while another process holds it (the dashboard's brief reads, another writer).
+
+    DuckDB lets one process write a file and no other process read it
+    meanwhile; readers hold it only for a query, so a writer waits them out.
+    FEEDBACK_LOCK_WAIT_SECONDS (default 120) bounds the wait.
+    """
+    deadline = time.monotonic() + float(os.environ.get("FEEDBACK_LOCK_WAIT_SECONDS", DEFAULT_LOCK_WAIT_SECONDS))
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            first = str(exc).splitlines()[0]
+            if "lock" not in first.lower() or time.monotonic() >= deadline:
+                raise UserError(
+                    f"cannot open warehouse {path}: {first} (another process is using it; wait for it to finish)"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+def wait_until_writable(db: str | os.PathLike[str] | None) -> None:
+    """Return once this process could open the warehouse for writing (e.g. before handing it to dbt)."""
+    path = resolve_db_path(db)
+    if path.exists():
+        _open_waiting_for_lock(path, read_only=False).close()
 
 
 def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:

@@ -24,6 +24,9 @@ def dbt_build(
     db: Path, as_of: str | None, dbt_args: list[str] | None = None, *, capture: bool = False
 ) -> tuple[int, str]:
     """Run dbt build against `db`; returns its exit code and (when captured) its output."""
+    from ingest.warehouse import wait_until_writable
+
+    wait_until_writable(db)  # a dashboard query in flight finishes first
     env = {**os.environ, "FEEDBACK_DB": str(db.resolve()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     completed = subprocess.run(
         dbt_command(as_of, dbt_args or []),

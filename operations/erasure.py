@@ -4,6 +4,9 @@
 - raw.turn_reactions: the user's reactions: deleted.
 - raw.workspace_feedback: rows the user created: deleted; rows the user only
   reviewed keep their content but lose the reviewer id (pseudonymised).
+- raw.workspace_eval_runs: runs the user started keep their results but lose `created_by`.
+- raw.workspace_sessions: a golden session the user promoted keeps its
+  snapshot but loses `metadata.golden.promoted_by` (golden sessions are immutable references).
 - raw.quarantine: quarantined lines that carry the id as a JSON string value: deleted.
 - Analyzer events and their Parquet archive hold no user id (only a session
   id), so they have nothing to erase.
@@ -27,7 +30,11 @@ USER_COLUMNS: dict[str, list[tuple[str, str]]] = {
     "session_feedback": [("user_id_or_null", "delete")],
     "turn_reactions": [("user_id", "delete")],
     "workspace_feedback": [("created_by", "delete"), ("reviewed_by_user_id", "null")],
+    "workspace_eval_runs": [("created_by", "null")],
 }
+# ids inside JSON: the admin who promoted a golden session (metadata.golden.promoted_by)
+PROMOTED_BY = "json_extract_string(metadata, '$.golden.promoted_by')"
+FORGET_PROMOTER = """json_merge_patch(metadata, '{"golden": {"promoted_by": null}}')"""
 
 
 @dataclass
@@ -63,6 +70,10 @@ def remaining_rows(con: duckdb.DuckDBPyConnection, user_id: str) -> dict[str, in
             (count,) = con.execute(f"select count(*) from raw.{table} where {column} = ?", [user_id]).fetchall()[0]
             counts[f"raw.{table}.{column}"] = count
     (count,) = con.execute(
+        f"select count(*) from raw.workspace_sessions where {PROMOTED_BY} = ?", [user_id]
+    ).fetchall()[0]
+    counts["raw.workspace_sessions.metadata.golden.promoted_by"] = count
+    (count,) = con.execute(
         f"select count(*) from raw.quarantine where {_quarantine_match()}", [_json_string(user_id)]
     ).fetchall()[0]
     counts["raw.quarantine.raw_text"] = count
@@ -86,6 +97,12 @@ def forget(con: duckdb.DuckDBPyConnection, user_id: str, *, dry_run: bool) -> Er
                     ).fetchall()[0]
                 bucket = result.deleted if action == "delete" else result.pseudonymised
                 bucket[f"raw.{table}"] = bucket.get(f"raw.{table}", 0) + count
+        if dry_run:
+            sql = f"select count(*) from raw.workspace_sessions where {PROMOTED_BY} = ?"
+        else:
+            sql = f"update raw.workspace_sessions set metadata = {FORGET_PROMOTER} where {PROMOTED_BY} = ?"
+        (count,) = con.execute(sql, [user_id]).fetchall()[0]
+        result.pseudonymised["raw.workspace_sessions"] = count
         verb = "select count(*) from" if dry_run else "delete from"
         (count,) = con.execute(
             f"{verb} raw.quarantine where {_quarantine_match()}", [_json_string(user_id)]

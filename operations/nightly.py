@@ -14,6 +14,7 @@ import datetime as dt
 import fcntl
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -66,7 +67,7 @@ def logger_for(log_file: Path) -> logging.Logger:
     logger.propagate = False
     formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
     formatter.converter = time.gmtime
-    for handler in (logging.StreamHandler(), logging.FileHandler(log_file, encoding="utf-8")):
+    for handler in (logging.StreamHandler(sys.stdout), logging.FileHandler(log_file, encoding="utf-8")):
         handler.setFormatter(formatter)
         logger.addHandler(handler)
     return logger

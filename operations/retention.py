@@ -100,10 +100,10 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _logged_archives(con: duckdb.DuckDBPyConnection) -> set[str]:
-    return {
-        row[0] for row in con.execute("select archive_uri from raw.purge_log where archive_uri is not null").fetchall()
-    }
+def logged_archives(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Archive files that a committed purge wrote (absolute paths)."""
+    rows = con.execute("select archive_uri from raw.purge_log where archive_uri is not null").fetchall()
+    return {str(Path(row[0]).resolve()) for row in rows}
 
 
 def archive_files(archive_dir: Path) -> list[Path]:
@@ -112,9 +112,9 @@ def archive_files(archive_dir: Path) -> list[Path]:
 
 def _remove_orphans(con: duckdb.DuckDBPyConnection, archive_dir: Path) -> None:
     """Files a killed run wrote but never logged: their rows are still in the table."""
-    logged = _logged_archives(con)
+    logged = logged_archives(con)
     for path in archive_dir.glob(f"{ARCHIVE_PREFIX}*.parquet*"):
-        if path.suffix == ".tmp" or str(path) not in logged:
+        if path.suffix == ".tmp" or str(path.resolve()) not in logged:
             path.unlink()
 
 
@@ -124,7 +124,7 @@ class Purge:
     def __init__(self, con: duckdb.DuckDBPyConnection, as_of: dt.date, archive_dir: Path, dry_run: bool) -> None:
         self.con = con
         self.as_of = as_of
-        self.archive_dir = archive_dir
+        self.archive_dir = archive_dir.resolve()  # logged and compared as absolute paths
         self.dry_run = dry_run
         self.purge_id = uuid.uuid4().hex
 

@@ -1,0 +1,390 @@
+"""Helpers for the operations tests (purge, forget, nightly): dated records, source folders, the CLI, archive reads.
+
+Everything is dated relative to AS_OF, the day the purge runs "as of". A policy
+with keep_days N has its cutoff day AS_OF - N: rows dated strictly before it go,
+a row on the cutoff day stays (docs/operations.md, DESIGN.md's retention table).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from fixtures_ingest import (
+    analyzer_event,
+    cli_env,
+    eval_run,
+    hex_id,
+    reaction_envelope,
+    reaction_payload,
+    session_record,
+    workspace_feedback,
+    workspace_session,
+    write_jsonl,
+)
+
+AS_OF = dt.date(2026, 11, 1)
+
+# The retention defaults of the issue / DESIGN.md (policy name as in seeds/retention_policies.csv).
+KEEP_DAYS = {
+    "session_feedback": 180,
+    "analyzer_events_archive": 90,
+    "analyzer_events": 365,
+    "turn_reactions": 365,
+    "workspace_feedback": 365,
+    "golden_sessions": None,
+    "replay_sessions": 365,
+    "eval_runs": 365,
+}
+POLICY_TABLES = {
+    "session_feedback": "session_feedback",
+    "analyzer_events_archive": "analyzer_events",
+    "analyzer_events": "analyzer_events",
+    "turn_reactions": "turn_reactions",
+    "workspace_feedback": "workspace_feedback",
+    "golden_sessions": "workspace_sessions",
+    "replay_sessions": "workspace_sessions",
+    "eval_runs": "workspace_eval_runs",
+}
+POLICIES = tuple(KEEP_DAYS)
+DATA_TABLES = (
+    "analyzer_events",
+    "session_feedback",
+    "turn_reactions",
+    "workspace_feedback",
+    "workspace_sessions",
+    "workspace_eval_runs",
+)
+
+
+def cutoff(policy: str, as_of: dt.date = AS_OF) -> dt.date:
+    keep = KEEP_DAYS[policy]
+    assert keep is not None, policy
+    return as_of - dt.timedelta(days=keep)
+
+
+def days(n: int) -> dt.timedelta:
+    return dt.timedelta(days=n)
+
+
+def at(day: dt.date, clock: str = "12:00:00") -> str:
+    """An ISO-8601 UTC timestamp on `day`."""
+    return f"{day.isoformat()}T{clock}Z"
+
+
+def last_moment(day: dt.date) -> str:
+    """The last microsecond of `day`: still dated `day`."""
+    return at(day, "23:59:59.999999")
+
+
+def first_moment(day: dt.date) -> str:
+    return at(day, "00:00:00")
+
+
+# -- dated records, one per source, named so a test can find them ------------------------------------
+def event_on(name: str, moment: str, **overrides: Any) -> dict[str, Any]:
+    fields = {"event_id": hex_id(f"event:{name}", 16), "timestamp": moment, "session_id": name, **overrides}
+    return analyzer_event(len(name), **fields)
+
+
+def session_on(name: str, moment: str, *, user: str | None = None, **overrides: Any) -> dict[str, Any]:
+    fields = {"id": name, "session_id_opaque": hex_id(f"thread:{name}"), "user_id_or_null": user}
+    return session_record(len(name), **{**fields, "recorded_at": moment, **overrides})
+
+
+def reaction_on(name: str, moment: str, *, user: str | None = "user-1", **reaction: Any) -> dict[str, Any]:
+    payload = reaction_payload(
+        len(name),
+        meta={"rn": name, "turn_id": f"turn-{name}"},
+        turn_id=f"turn-{name}",
+        ts=moment,
+        **reaction,
+    )
+    payload["conversation_id"] = f"conv-{name}"
+    return reaction_envelope(payload, user_id=user)
+
+
+def feedback_on(name: str, moment: str, *, created_by: str | None = "user-1", **overrides: Any) -> dict[str, Any]:
+    return workspace_feedback(len(name), **{"id": name, "created_at": moment, "created_by": created_by, **overrides})
+
+
+GOLDEN = {"golden": {"set": "core", "promoted_at": "2024-01-01T00:00:00Z", "promoted_by": "curator-1"}}
+
+
+def replay_on(name: str, moment: str, *, source: str = "gold-ancient", **overrides: Any) -> dict[str, Any]:
+    metadata = {"eval_source": source, "eval_result": {"overall_accuracy": 0.9, "dimensions": {}}}
+    fields = {"id": name, "created_at": moment, "completed_at": None, "metadata": metadata, **overrides}
+    return workspace_session(1, **fields)
+
+
+def golden_on(name: str, moment: str, *, also_replay_of: str | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = json.loads(json.dumps(GOLDEN))
+    if also_replay_of:  # a replay promoted to golden keeps its eval_source
+        metadata["eval_source"] = also_replay_of
+    return workspace_session(0, id=name, created_at=moment, completed_at=None, metadata=metadata)
+
+
+def eval_run_on(name: str, moment: str, **overrides: Any) -> dict[str, Any]:
+    return eval_run(len(name), **{"id": name, "started_at": moment, "completed_at": None, **overrides})
+
+
+# -- source folders and their config -------------------------------------------------------------------
+Item = dict[str, Any] | str | bytes
+
+
+def write_sources(
+    folder: Path,
+    *,
+    analyzer: Iterable[Item] = (),
+    sessions: Iterable[Item] = (),
+    reactions: Iterable[Item] = (),
+    feedback: Iterable[Item] = (),
+    workspace_sessions: Iterable[Item] = (),
+    eval_runs: Iterable[Item] = (),
+) -> Path:
+    """JSONL files in the upstream formats plus `sources.toml` naming them; returns the config file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sections = []
+    for section, relative, items in (
+        ("analyzer", "analyzer/feedback.jsonl", analyzer),
+        ("session_feedback", "session-feedback/export.jsonl", sessions),
+        ("reactions", "reactions/export.jsonl", reactions),
+    ):
+        items = list(items)
+        if items:
+            write_jsonl(folder / relative, items)
+            sections.append(f'[[{section}]]\npath = "{relative}"\n')
+    workspace = False
+    for name, items in (("feedback", feedback), ("sessions", workspace_sessions), ("eval_runs", eval_runs)):
+        items = list(items)
+        if items:
+            write_jsonl(folder / "workspace" / f"{name}.jsonl", items)
+            workspace = True
+    if workspace:
+        sections.append('[[workspace]]\npath = "workspace"\n')
+    config = folder / "sources.toml"
+    config.write_text("\n".join(sections), encoding="utf-8")
+    return config
+
+
+def write_bulk_sessions(path: Path, n: int, *, as_of: dt.date = AS_OF, spread_days: int = 400) -> None:
+    """n clean session feedback records (JSONL export), recorded evenly over `spread_days` before as_of."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    try:
+        con.execute(
+            f"""
+            copy (
+                select
+                    'bulk-' || i as id,
+                    sha256('thread-' || i) as session_id_opaque,
+                    case when i % 3 = 0 then null else 'user-' || (i % 50) end as user_id_or_null,
+                    strftime(
+                        timestamp '{as_of.isoformat()}' - to_days(cast(1 + i % {spread_days} as integer))
+                        + to_seconds(cast(i % 86400 as bigint)),
+                        '%Y-%m-%dT%H:%M:%SZ'
+                    ) as recorded_at,
+                    ['positive', 'negative', 'skip'][1 + i % 3] as label,
+                    i % 9 as turn_count_at_end,
+                    ['cli_end', 'cli_exit', 'api_end'][1 + i % 3] as source,
+                    1 as schema_version
+                from range({n}) as t(i)
+            ) to '{path}' (format json)
+            """
+        )
+    finally:
+        con.close()
+
+
+# -- the CLI ---------------------------------------------------------------------------------------------
+def ops_env(work: Path, **extra: str) -> dict[str, str]:
+    """The CLI's environment: no FEEDBACK_DB / FEEDBACK_ARCHIVE_DIR from outside; dbt's target/ and logs/ in `work`."""
+    env = cli_env(DBT_TARGET_PATH=str(work / "dbt-target"), DBT_LOG_PATH=str(work / "dbt-logs"), **extra)
+    if "FEEDBACK_ARCHIVE_DIR" not in extra:
+        env.pop("FEEDBACK_ARCHIVE_DIR", None)
+    env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    return env
+
+
+def cli_command(*args: Any) -> list[str]:
+    return [sys.executable, "-m", "ingest", *(str(a) for a in args)]
+
+
+def run_ops(
+    *args: Any, env: dict[str, str], cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`python -m ingest ARGS...` in a subprocess, stdout and stderr captured."""
+    return subprocess.run(
+        cli_command(*args),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert result.returncode == 0, f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert "Traceback" not in result.stdout + result.stderr
+    return result
+
+
+@dataclass(frozen=True)
+class PurgeLine:
+    policy: str
+    table: str
+    cutoff: dt.date | None
+    archived: int
+    deleted: int
+    archive_uri: str | None
+    dry_run: bool
+
+
+_PURGE_LINE = re.compile(
+    r"^(?P<policy>\w+)\s+raw\.(?P<table>\w+)\s+(?:never purged|before (?P<cutoff>\d{4}-\d{2}-\d{2}))\s+"
+    r"(?P<verb>would archive|archived) (?P<archived>[\d,]+), (?:would delete|deleted) (?P<deleted>[\d,]+)"
+    r"(?: -> (?P<uri>.+))?$"
+)
+
+
+def parse_purge(stdout: str) -> dict[str, PurgeLine]:
+    """The per-policy lines of `purge` (or `purge --dry-run`) output, by policy."""
+    found: dict[str, PurgeLine] = {}
+    for line in stdout.splitlines():
+        if m := _PURGE_LINE.match(line.strip()):
+            assert m["policy"] not in found, f"policy {m['policy']} printed twice:\n{stdout}"
+            found[m["policy"]] = PurgeLine(
+                policy=m["policy"],
+                table=m["table"],
+                cutoff=dt.date.fromisoformat(m["cutoff"]) if m["cutoff"] else None,
+                archived=int(m["archived"].replace(",", "")),
+                deleted=int(m["deleted"].replace(",", "")),
+                archive_uri=m["uri"],
+                dry_run=m["verb"] == "would archive",
+            )
+    return found
+
+
+# -- reading the warehouse and the archive ---------------------------------------------------------------
+def read_only(db: Path) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(str(db), read_only=True)
+    con.execute("set TimeZone = 'UTC'")
+    return con
+
+
+def ids(db: Path, table: str, column: str = "id") -> set[str]:
+    con = read_only(db)
+    try:
+        return {row[0] for row in con.execute(f"select {column} from raw.{table}").fetchall()}
+    finally:
+        con.close()
+
+
+def purge_log(db: Path) -> list[dict[str, Any]]:
+    con = read_only(db)
+    try:
+        cur = con.execute("select * from raw.purge_log order by applied_at, policy")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        con.close()
+
+
+def archive_listing(folder: Path) -> list[Path]:
+    """Every file in the archive folder, whatever its name."""
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def parquet_files(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.parquet")) if folder.exists() else []
+
+
+def read_archive(folder: Path, sql: str = "select * from archive") -> list[tuple[Any, ...]]:
+    """Query the archive's Parquet files with DuckDB directly (`archive` is every *.parquet under `folder`)."""
+    files = parquet_files(folder)
+    con = duckdb.connect()
+    try:
+        con.execute("set TimeZone = 'UTC'")
+        if files:
+            listing = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+            con.execute(f"create view archive as select * from read_parquet([{listing}])")
+        else:
+            con.execute("create table archive as select * from (select 1) where false")
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def archived_event_ids(folder: Path) -> list[str]:
+    if not parquet_files(folder):
+        return []
+    return [row[0] for row in read_archive(folder, "select event_id from archive")]
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def places_holding(db: Path, user_id: str, *, schemas: Sequence[str] | None = None) -> list[str]:
+    """`schema.table.column` of every column holding the id: as the whole value, or as a JSON string inside text."""
+    con = read_only(db)
+    try:
+        columns = con.execute(
+            "select table_schema, table_name, column_name from information_schema.columns "
+            "where table_catalog = current_database()"
+        ).fetchall()
+        found = []
+        for schema, table, column in columns:
+            if schemas is not None and schema not in schemas:
+                continue
+            col = '"' + column.replace('"', '""') + '"'
+            text = f"cast({col} as varchar)"
+            (hits,) = con.execute(
+                f'select count(*) from "{schema}"."{table}" where {text} = ? or strpos({text}, ?) > 0',
+                [user_id, json.dumps(user_id, ensure_ascii=False)],
+            ).fetchone()
+            if hits:
+                found.append(f"{schema}.{table}.{column}")
+        return found
+    finally:
+        con.close()
+
+
+# -- processes and the network ----------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_until(predicate: Callable[[], bool], *, timeout: float, interval: float = 0.05, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
+
+
+def http_get(url: str, timeout: float = 10) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8", "replace")
