@@ -3,23 +3,11 @@
 -- an interrupted archive run): the first load wins. Events invoked after
 -- as_of are dropped, so a past as_of reproduces a past report.
 
+-- A view: the dedupe above is cheap, and storing 5M events again (snippets and all) is not.
+{{ config(materialized='view') }}
+
 with events as (
     select * from {{ ref('stg_analyzer__events') }}
-),
-
-ranked_by_load as (
-    select
-        *,
-        row_number() over (
-            partition by event_id
-            order by loaded_at asc, load_id asc, source_uri asc
-        ) as load_rank
-    from events
-),
-
-first_loaded as (
-    select * from ranked_by_load
-    where load_rank = 1
 ),
 
 invoked_by_as_of as (
@@ -39,8 +27,39 @@ invoked_by_as_of as (
         loaded_at,
         load_id,
         source_uri
-    from first_loaded
+    from events
     where invoked_at <= {{ as_of_timestamp() }}
+),
+
+-- the ingest already keeps one row per event_id, so repeated keys are rare:
+-- rank only those (a window over every event would sort millions of rows)
+repeated_keys as (
+    select event_id
+    from invoked_by_as_of
+    group by event_id
+    having count(*) > 1
+),
+
+single_copies as (
+    select * from invoked_by_as_of
+    where event_id not in (select repeated_keys.event_id from repeated_keys)
+),
+
+first_loaded_of_repeated as (
+    select invoked_by_as_of.*
+    from invoked_by_as_of
+    inner join repeated_keys
+        on invoked_by_as_of.event_id = repeated_keys.event_id
+    qualify row_number() over (
+        partition by invoked_by_as_of.event_id
+        order by invoked_by_as_of.loaded_at asc, invoked_by_as_of.load_id asc, invoked_by_as_of.source_uri asc
+    ) = 1
+),
+
+deduplicated as (
+    select * from single_copies
+    union all
+    select * from first_loaded_of_repeated
 )
 
-select * from invoked_by_as_of
+select * from deduplicated

@@ -19,10 +19,8 @@ sequenced as (
     select
         *,
         origin = 'user' as is_user_reaction,
-        row_number() over (
-            partition by conversation_id, turn_id, user_id, origin
-            order by reacted_at desc, reaction_rn desc
-        ) as recency_rank,
+        -- one window order for every step (a second order would sort the reactions again):
+        -- the latest reaction of its sequence is the one nothing follows
         lead(reaction_rn) over (
             partition by conversation_id, turn_id, user_id, origin
             order by reacted_at asc, reaction_rn asc
@@ -41,7 +39,7 @@ sequenced as (
 user_sequence as (
     select
         *,
-        is_user_reaction and recency_rank = 1 as is_latest_user_reaction_for_turn,
+        is_user_reaction and next_rn is null as is_latest_user_reaction_for_turn,
         case when is_user_reaction then next_rn end as replaced_by_rn,
         case when is_user_reaction then previous_rn end as previous_user_rn,
         case when is_user_reaction then previous_reaction_value end as previous_user_reaction
