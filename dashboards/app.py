@@ -37,6 +37,6 @@ page = st.navigation(PAGES)
 try:
     status = data.status()
 except data.WarehouseUnavailable:
-    status = data.WarehouseStatus(str(data.warehouse_path()), "busy")
+    status = data.WarehouseStatus(str(data.warehouse_path()), "unavailable")  # the page says why
 filters.render_sidebar(status)
 page.run()

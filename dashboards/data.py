@@ -114,7 +114,10 @@ def _connect(path: Path) -> duckdb.DuckDBPyConnection:
         try:
             return duckdb.connect(str(path), read_only=True)
         except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+            first_line = str(exc).splitlines()[0]
+            if "lock" not in first_line.lower():
+                raise WarehouseUnavailable(f"Cannot open the warehouse at {path}: {first_line}") from None
+            if time.monotonic() > deadline:
                 raise WarehouseBusy(
                     f"The warehouse at {path} is being written by another process (ingest, purge or build): "
                     "reload the page in a moment."
@@ -157,7 +160,7 @@ def _query(sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
 @dataclass(frozen=True)
 class WarehouseStatus:
     path: str
-    state: str  # "missing" | "not_loaded" | "not_built" | "ready"
+    state: str  # "missing" | "not_loaded" | "not_built" | "ready" (app.py: "unavailable" when unreadable)
     marts: tuple[str, ...] = ()
     as_of: dt.date | None = None
     built_at: dt.datetime | None = None
@@ -366,7 +369,7 @@ def kpi_counts(
             "session_floor": _floor("session_feedback", retained),
             "reaction_floor": _floor("turn_reactions", retained),
             "analyzer_floor": _floor("analyzer_events", retained),
-            "eval_floor": _floor("eval_runs", retained),
+            "eval_floor": _floor("replay_sessions", retained),
         },
     )
 
@@ -453,7 +456,7 @@ def mover_counts(
             "session_floor": _floor("session_feedback", retained),
             "reaction_floor": _floor("turn_reactions", retained),
             "analyzer_floor": _floor("analyzer_events", retained),
-            "eval_floor": _floor("eval_runs", retained),
+            "eval_floor": _floor("replay_sessions", retained),
         },
     )
 
@@ -735,7 +738,7 @@ def eval_trend(start: dt.date, end: dt.date, retained: bool, tenant: str | None)
         group by all
         order by golden_set, agent_id, run_date
         """,
-        {"start": start, "end": end, "floor": _floor("eval_runs", retained), "tenant": tenant},
+        {"start": start, "end": end, "floor": _floor("replay_sessions", retained), "tenant": tenant},
     )
 
 

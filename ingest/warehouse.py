@@ -196,13 +196,7 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
         )
     if not read_only and path.parent and not path.parent.exists():
         raise UserError(f"folder {path.parent} for the warehouse does not exist: create it first")
-    try:
-        con = duckdb.connect(str(path), read_only=read_only)
-    except duckdb.IOException as exc:
-        first = str(exc).splitlines()[0]
-        raise UserError(
-            f"cannot open warehouse {path}: {first} (another process may be writing it; wait for it to finish)"
-        ) from None
+    con = _open_waiting_for_lock(path, read_only)
     con.execute("set TimeZone = 'UTC'")
     con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
     if not read_only:

@@ -32,7 +32,7 @@ with layout.section("Loads per day"):
             color="target_table",
             title="Rows landed per load day, by raw table",
             labels={"load_date": "Load date (UTC)", "rows_loaded": "Rows landed (count)", "target_table": "Raw table"},
-        ),
+        ).update_xaxes(tickformat="%Y-%m-%d", dtick=86_400_000),
         "No loads yet: run `feedback-analytics ingest ...`.",
     )
 
