@@ -337,9 +337,12 @@ def dashboard(port: int, db: str | None) -> None:
         "true",
         "--browser.gatherUsageStats",
         "false",
+        "--client.toolbarMode",
+        "viewer",
     ]
     click.echo(f"dashboard on http://localhost:{port} (warehouse {path}); stop it with Ctrl-C", err=True)
-    raise SystemExit(subprocess.call(command, env=env))
+    # replace this process: a scheduler's SIGTERM then reaches Streamlit itself, leaving no orphan
+    os.execve(sys.executable, command, env)
 
 
 def main() -> None:

@@ -1,0 +1,341 @@
+"""Plotly figures of the dashboard. Every figure has a title and axis titles with units; `show`
+prints an empty-state message instead of an empty chart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+PALETTE = px.colors.qualitative.Safe
+CELL_STATUSES = {  # eval matrix cell_status -> (colour, legend label, mark in the cell)
+    "pass": ("#2e7d32", "pass", "✓"),
+    "fixed": ("#1e88e5", "fixed (failed before, passes now)", "↑"),
+    "flaky": ("#f9a825", "flaky (recent replays disagree)", "~"),
+    "fail": ("#e53935", "fail", "✗"),
+    "regressed": ("#6a1b1a", "regressed (passed before, fails now)", "↓"),
+}
+CELL_PIXELS = 26
+DIRECTION_COLOURS = {
+    "worsening": "#e53935",
+    "improving": "#2e7d32",
+    "stable": "#90a4ae",
+    "insufficient_data": "#d9d9d9",
+}
+DATE_AXIS = "Date (UTC day)"
+
+
+def show(
+    frame: pd.DataFrame,
+    build: Callable[[pd.DataFrame], go.Figure],
+    empty: str,
+    *,
+    key: str | None = None,
+    on_select: str = "ignore",
+    selection_mode: str | Sequence[str] = ("points", "box", "lasso"),
+) -> Any:
+    """Draw build(frame), or say `empty` when there is nothing to draw; returns the chart's selection state."""
+    if frame.empty:
+        st.info(empty)
+        return None
+    return st.plotly_chart(build(frame), key=key, on_select=on_select, selection_mode=selection_mode)
+
+
+def _finish(
+    figure: go.Figure, title: str, x_title: str, y_title: str, *, y_percent: bool = False, subtitle: str | None = None
+) -> go.Figure:
+    figure.update_layout(
+        title={"text": title, "subtitle": {"text": subtitle or ""}},
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        margin={"t": 80 if subtitle else 60, "l": 10, "r": 10, "b": 10},
+        hovermode="closest",
+    )
+    if y_percent:
+        figure.update_yaxes(tickformat=".0%")
+    return figure
+
+
+def _colour_map(groups: Sequence[str]) -> dict[str, str]:
+    return {group: PALETTE[index % len(PALETTE)] for index, group in enumerate(sorted(groups))}
+
+
+def _translucent(colour: str, alpha: float = 0.15) -> str:
+    colour = colour.strip()
+    if colour.startswith("rgb("):
+        return colour.replace("rgb(", "rgba(").replace(")", f", {alpha})")
+    if colour.startswith("#") and len(colour) == 7:
+        red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+        return f"rgba({red}, {green}, {blue}, {alpha})"
+    return colour
+
+
+def rate_lines(
+    frame: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    low: str,
+    high: str,
+    color: str,
+    title: str,
+    y_title: str,
+    x_title: str = DATE_AXIS,
+    legend_title: str | None = None,
+    hover_count: str | None = None,
+    subtitle: str | None = None,
+) -> go.Figure:
+    """One line per group with its 95% interval as a band."""
+    figure = go.Figure()
+    colours = _colour_map(frame[color].dropna().unique().tolist())
+    for group, colour in colours.items():
+        rows = frame[frame[color] == group].sort_values(x)
+        band_x = pd.concat([rows[x], rows[x].iloc[::-1]])
+        band_y = pd.concat([rows[high], rows[low].iloc[::-1]])
+        figure.add_trace(
+            go.Scatter(
+                x=band_x,
+                y=band_y,
+                mode="lines",
+                fill="toself",
+                fillcolor=_translucent(colour),
+                line={"width": 0},
+                hoverinfo="skip",
+                showlegend=False,
+                legendgroup=str(group),
+                name=f"{group} 95% CI",
+            )
+        )
+        counts = rows[hover_count] if hover_count else None
+        figure.add_trace(
+            go.Scatter(
+                x=rows[x],
+                y=rows[y],
+                mode="lines+markers",
+                name=str(group),
+                legendgroup=str(group),
+                line={"color": colour},
+                customdata=pd.concat([rows[[low, high]], counts], axis=1) if counts is not None else rows[[low, high]],
+                hovertemplate=(
+                    f"{group}<br>%{{x|%Y-%m-%d}}: %{{y:.1%}}<br>95% CI %{{customdata[0]:.1%}}-%{{customdata[1]:.1%}}"
+                    + ("<br>n = %{customdata[2]:,}" if counts is not None else "")
+                    + "<extra></extra>"
+                ),
+            )
+        )
+    figure.update_layout(legend_title_text=legend_title or color)
+    figure.update_yaxes(rangemode="tozero")
+    return _finish(figure, title, x_title, y_title, y_percent=True, subtitle=subtitle)
+
+
+def rate_bars(
+    frame: pd.DataFrame,
+    *,
+    category: str,
+    rate: str,
+    low: str,
+    high: str,
+    title: str,
+    rate_title: str,
+    category_title: str,
+    horizontal: bool = False,
+    colour: str | Sequence[str] = PALETTE[0],
+    patterns: Sequence[str] | None = None,
+    subtitle: str | None = None,
+) -> go.Figure:
+    """Bars of a rate with 95% error bars (asymmetric: Wilson bounds); put counts in the category labels."""
+    figure = go.Figure()
+    error = {
+        "type": "data",
+        "symmetric": False,
+        "array": (frame[high] - frame[rate]).clip(lower=0),
+        "arrayminus": (frame[rate] - frame[low]).clip(lower=0),
+    }
+    marker: dict[str, Any] = {"color": colour}
+    if patterns is not None:
+        marker["pattern"] = {"shape": list(patterns)}
+    bar = go.Bar(
+        x=frame[rate] if horizontal else frame[category],
+        y=frame[category] if horizontal else frame[rate],
+        orientation="h" if horizontal else "v",
+        marker=marker,
+        name=rate_title,
+        customdata=frame[[low, high]],
+        hovertemplate=(
+            ("%{y}: %{x:.1%}" if horizontal else "%{x}: %{y:.1%}")
+            + "<br>95% CI %{customdata[0]:.1%}-%{customdata[1]:.1%}<extra></extra>"
+        ),
+    )
+    figure.add_trace(bar.update(error_x=error) if horizontal else bar.update(error_y=error))
+    if horizontal:
+        _finish(figure, title, rate_title, category_title, subtitle=subtitle)
+        figure.update_xaxes(tickformat=".0%", rangemode="tozero")
+        figure.update_yaxes(autorange="reversed", type="category")
+    else:
+        _finish(figure, title, category_title, rate_title, y_percent=True, subtitle=subtitle)
+        figure.update_xaxes(type="category")
+    return figure
+
+
+def stacked_bars(
+    frame: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    color: str,
+    title: str,
+    x_title: str,
+    y_title: str,
+    legend_title: str,
+    subtitle: str | None = None,
+) -> go.Figure:
+    figure = px.bar(
+        frame,
+        x=x,
+        y=y,
+        color=color,
+        color_discrete_map=_colour_map(frame[color].dropna().unique().tolist()),
+        category_orders={color: sorted(frame[color].dropna().unique().tolist())},
+    )
+    figure.update_layout(barmode="stack", legend_title_text=legend_title)
+    return _finish(figure, title, x_title, y_title, subtitle=subtitle)
+
+
+def count_heatmap(
+    pivot: pd.DataFrame,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    colorbar_title: str,
+    hover_label: str,
+    subtitle: str | None = None,
+) -> go.Figure:
+    figure = go.Figure(
+        go.Heatmap(
+            z=pivot.to_numpy(),
+            x=list(pivot.columns),
+            y=list(pivot.index),
+            colorscale="Reds",
+            colorbar={"title": {"text": colorbar_title}},
+            text=pivot.fillna(0).astype(int).astype(str).to_numpy(),
+            texttemplate="%{text}",
+            hovertemplate=f"%{{y}} x %{{x}}: %{{z:,}} {hover_label}<extra></extra>",
+            xgap=2,
+            ygap=2,
+        )
+    )
+    figure.update_yaxes(autorange="reversed", type="category")
+    figure.update_xaxes(type="category")
+    return _finish(figure, title, x_title, y_title, subtitle=subtitle)
+
+
+def short_id(value: object, length: int = 8) -> str:
+    return str(value)[:length]
+
+
+def eval_matrix(
+    frame: pd.DataFrame, *, title: str, subtitle: str | None = None, highlight: tuple[str, str] | None = None
+) -> go.Figure:
+    """Golden sessions (rows) x agent configs (columns), one panel per golden set; a square per latest replay.
+
+    A scatter of square markers rather than a go.Heatmap: Plotly heatmaps cannot be selected, and a click
+    on a cell must select it (st.plotly_chart on_select) to drill down. Squares are coloured and marked by
+    cell_status; hover shows the accuracy and the replay date; `highlight` outlines the chosen cell.
+    """
+    sets = sorted(frame["golden_set"].unique())
+    figure = make_subplots(
+        rows=1,
+        cols=len(sets),
+        subplot_titles=[f"golden set {name}" for name in sets],
+        horizontal_spacing=min(0.08, 0.5 / max(len(sets), 1)),
+    )
+    shown_in_legend: set[str] = set()
+    for column, golden_set in enumerate(sets, start=1):
+        cells = frame[frame["golden_set"] == golden_set]
+        goldens = sorted(cells["golden_session_id"].unique())
+        agents = sorted(cells["agent_id"].unique())
+        for status, part in cells.groupby("cell_status", sort=False):
+            colour, label, mark = CELL_STATUSES.get(str(status), ("#9e9e9e", str(status), "?"))
+            custom = pd.DataFrame(
+                {
+                    "status": part["cell_status"],
+                    "accuracy": ["n/a" if pd.isna(value) else f"{value:.1%}" for value in part["overall_accuracy"]],
+                    "replayed": [f"{value:%Y-%m-%d %H:%M}" for value in part["replayed_at"]],
+                    "golden": part["golden_session_id"],
+                    "agent": part["agent_id"],
+                    "replay": part["replay_session_id"],
+                }
+            )
+            figure.add_trace(
+                go.Scatter(
+                    x=part["agent_id"].map(short_id),
+                    y=part["golden_session_id"].map(short_id),
+                    mode="markers+text",
+                    marker={"symbol": "square", "size": CELL_PIXELS, "color": colour},
+                    text=[mark] * len(part),
+                    textfont={"color": "white", "size": 14},
+                    customdata=custom.to_numpy(),
+                    hovertemplate=(
+                        "golden session %{customdata[3]}<br>agent config %{customdata[4]}<br>"
+                        "status <b>%{customdata[0]}</b><br>accuracy %{customdata[1]}<br>"
+                        "replayed %{customdata[2]} UTC<br>replay %{customdata[5]}<extra></extra>"
+                    ),
+                    name=label,
+                    legendgroup=label,
+                    showlegend=label not in shown_in_legend,
+                    selected={"marker": {"opacity": 1}},
+                    unselected={"marker": {"opacity": 1}},
+                ),
+                row=1,
+                col=column,
+            )
+            shown_in_legend.add(label)
+        figure.update_xaxes(
+            title_text="Agent config (id prefix)",
+            type="category",
+            categoryorder="array",
+            categoryarray=[short_id(agent) for agent in agents],
+            showgrid=False,
+            range=[-0.5, len(agents) - 0.5],
+            row=1,
+            col=column,
+        )
+        figure.update_yaxes(
+            type="category",
+            categoryorder="array",
+            categoryarray=[short_id(golden) for golden in goldens],
+            showgrid=False,
+            range=[len(goldens) - 0.5, -0.5],
+            row=1,
+            col=column,
+        )
+        if highlight and highlight[0] in goldens and highlight[1] in agents:
+            x, y = agents.index(highlight[1]), goldens.index(highlight[0])
+            axis = "" if column == 1 else str(column)
+            figure.add_shape(
+                type="rect",
+                xref=f"x{axis}",
+                yref=f"y{axis}",
+                x0=x - 0.45,
+                x1=x + 0.45,
+                y0=y - 0.45,
+                y1=y + 0.45,
+                line={"color": "black", "width": 3},
+            )
+    figure.update_yaxes(title_text="Golden session (id prefix)", row=1, col=1)
+    rows = max(int(frame.groupby("golden_set")["golden_session_id"].nunique().max() or 1), 1)
+    figure.update_layout(
+        title={"text": title, "subtitle": {"text": subtitle or ""}},
+        height=max(360, 220 + (CELL_PIXELS + 8) * rows),
+        margin={"t": 100, "l": 10, "r": 10, "b": 10},
+        legend={"title": {"text": "Cell status"}, "orientation": "h", "yanchor": "top", "y": -0.3},
+        clickmode="event+select",
+        dragmode=False,
+    )
+    return figure

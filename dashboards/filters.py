@@ -1,0 +1,147 @@
+"""The sidebar's global filters: as-of day, period, tenant, project, retention switch.
+
+The entry point (app.py) draws them once per run, before the page; pages read
+the result with `current()`. Every widget is bound to a URL query parameter
+(`?period=7&tenant=acme`), so a filtered view can be shared as a link.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import streamlit as st
+
+from dashboards import data
+
+PERIODS = (7, 30, 90)
+DEFAULT_PERIOD = 30
+ALL = "All"
+_STATE_KEY = "_filters"
+
+
+@dataclass(frozen=True)
+class Filters:
+    as_of: dt.date
+    period_days: int = DEFAULT_PERIOD
+    tenant: str | None = None
+    project: str | None = None
+    retained: bool = True
+
+    @property
+    def start(self) -> dt.date:
+        """First day of the period: the period holds the N days ending on the as-of day."""
+        return self.as_of - dt.timedelta(days=self.period_days - 1)
+
+    @property
+    def end(self) -> dt.date:
+        return self.as_of
+
+    @property
+    def prev_start(self) -> dt.date:
+        return self.start - dt.timedelta(days=self.period_days)
+
+    @property
+    def prev_end(self) -> dt.date:
+        return self.start - dt.timedelta(days=1)
+
+    def period_label(self) -> str:
+        return f"{self.start:%Y-%m-%d} to {self.end:%Y-%m-%d} ({self.period_days} days)"
+
+    def previous_label(self) -> str:
+        return f"{self.prev_start:%Y-%m-%d} to {self.prev_end:%Y-%m-%d}"
+
+    def scope_label(self) -> str:
+        return " / ".join(value for value in (self.tenant, self.project) if value) or "all tenants"
+
+    def retention_label(self) -> str:
+        return "retention-filtered" if self.retained else "everything stored"
+
+
+def _default_as_of(status: data.WarehouseStatus) -> dt.date:
+    return status.as_of or dt.datetime.now(dt.UTC).date()
+
+
+def render_sidebar(status: data.WarehouseStatus) -> Filters:
+    """Draw the filters in the sidebar and remember them for the page; defaults when the warehouse isn't ready."""
+    default = Filters(as_of=_default_as_of(status))
+    if not status.ready:
+        st.session_state[_STATE_KEY] = default
+        return default
+
+    sidebar = st.sidebar
+    sidebar.header("Filters")
+    latest = _default_as_of(status)
+    earliest = min(status.first_date or latest, latest)
+    as_of = sidebar.date_input(
+        "As of (UTC day)",
+        value=latest,
+        min_value=earliest,
+        max_value=latest,
+        key="as_of",
+        bind="query-params",
+        help=f"The marts were built as of {latest}. An earlier day slices the daily series back in time; "
+        "skill rankings, trends and the eval matrix stay as of the build.",
+    )
+    period = sidebar.segmented_control(
+        "Period",
+        PERIODS,
+        default=DEFAULT_PERIOD,
+        format_func=lambda days: f"{days} days",
+        required=True,
+        key="period",
+        bind="query-params",
+        help="The N days ending on the as-of day; changes are against the N days before.",
+    )
+    try:
+        tenant_options = [ALL, *data.tenants()]
+    except data.WarehouseUnavailable:
+        tenant_options = [ALL]
+    if st.session_state.get("tenant") not in tenant_options:
+        st.session_state["tenant"] = ALL
+    tenant = sidebar.selectbox(
+        "Tenant",
+        tenant_options,
+        key="tenant",
+        bind="query-params",
+        help="Applies where a mart has a tenant: reactions, conversations, evals, unified signals.",
+    )
+    chosen_tenant = None if tenant in (None, ALL) else tenant
+    try:
+        project_options = [ALL, *data.projects(chosen_tenant)]
+    except data.WarehouseUnavailable:
+        project_options = [ALL]
+    if st.session_state.get("project") not in project_options:
+        st.session_state["project"] = ALL
+    project = sidebar.selectbox(
+        "Project",
+        project_options,
+        key="project",
+        bind="query-params",
+        help="Turn reactions and conversations carry a project; other sources do not.",
+    )
+    retained = sidebar.toggle(
+        "Retention-filtered data",
+        value=True,
+        key="retained",
+        bind="query-params",
+        help="On: only what the retention policies keep (nothing the next purge removes). "
+        "Off: everything stored, including rows past their retention window.",
+    )
+    filters = Filters(
+        as_of=as_of if isinstance(as_of, dt.date) else latest,
+        period_days=int(period or DEFAULT_PERIOD),
+        tenant=chosen_tenant,
+        project=None if project in (None, ALL) else project,
+        retained=bool(retained),
+    )
+    st.session_state[_STATE_KEY] = filters
+    return filters
+
+
+def current() -> Filters:
+    """The filters the sidebar drew in this run (defaults when a page runs on its own)."""
+    filters = st.session_state.get(_STATE_KEY)
+    if isinstance(filters, Filters):
+        return filters
+    return Filters(as_of=dt.datetime.now(dt.UTC).date())

@@ -1,0 +1,80 @@
+"""What every page shares: its header (title, data as of, last build, filters in force), the
+not-ready message, and sections that degrade to a warning when their mart is missing."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+
+from dashboards import data, filters
+
+COMMANDS = """```sh
+make demo                                  # demo data, ingest, build, dashboard
+# or, on your own data:
+feedback-analytics ingest --config sources.toml
+feedback-analytics build
+```"""
+
+
+def _when(moment: dt.datetime | None) -> str:
+    return "never" if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def freshness(status: data.WarehouseStatus) -> str:
+    as_of = status.as_of.isoformat() if status.as_of else "unknown"
+    built = _when(status.built_at) if status.built_at else f"unknown ({status.built_at_source})"
+    return (
+        f"Data as of **{as_of}** (UTC) · marts built {built} · last ingest {_when(status.last_loaded_at)} · "
+        f"warehouse `{status.path}`"
+    )
+
+
+def _through_entry_point() -> None:
+    """Make sure the page runs under dashboards/app.py (its navigation, sidebar filters and page config).
+
+    A folder named `pages/` beside the entry point puts Streamlit in its legacy multipage mode until a
+    script calls st.navigation: on a fresh server, a deep link (http://host:8501/evals) would run the
+    page file alone, without the entry point. Leave that mode and rerun, so app.py runs and routes the
+    URL to this page. (PagesManager.uses_pages_directory is the switch st.navigation itself flips.)
+    """
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def page(title: str, *, needs_marts: bool = True) -> tuple[data.WarehouseStatus, filters.Filters]:
+    """Title, freshness line and the filters in force; stops the page with instructions when nothing can be shown."""
+    _through_entry_point()
+    st.title(title)
+    try:
+        status = data.status()
+    except data.WarehouseUnavailable as exc:
+        st.warning(str(exc))
+        st.stop()
+    if status.state == "missing" or status.state == "not_loaded" or (needs_marts and not status.ready):
+        st.error(status.message)
+        st.markdown(COMMANDS)
+        st.stop()
+    st.caption(freshness(status))
+    return status, filters.current()
+
+
+def scope(current: filters.Filters, applies: str) -> None:
+    """One line saying which filters this page honours."""
+    st.caption(
+        f"Period {current.period_label()} vs {current.previous_label()} · {current.scope_label()} · "
+        f"{current.retention_label()}. {applies}"
+    )
+
+
+@contextmanager
+def section(name: str) -> Iterator[None]:
+    """Run one part of a page; a missing mart or a busy warehouse shows a warning there, not a traceback."""
+    try:
+        yield
+    except data.WarehouseUnavailable as exc:
+        st.warning(f"{name} is unavailable: {exc}")

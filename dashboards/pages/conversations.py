@@ -1,0 +1,133 @@
+"""Conversations and reactions: satisfaction by origin, replaced and cleared reactions, a conversation's turns."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards import charts, data, layout, stats
+
+status, f = layout.page("Conversations and reactions")
+layout.scope(
+    f,
+    "Tenant and project apply to satisfaction and conversations; replaced and cleared reactions are counted "
+    "for all tenants (reaction_changes_daily has no tenant).",
+)
+
+st.subheader("Satisfaction by origin")
+with layout.section("Satisfaction"):
+    daily = data.reaction_satisfaction_daily(f.start, f.end, f.retained, f.tenant, f.project)
+    daily = stats.with_rate(daily, "ok", "reactions", "satisfaction_rate")
+    totals = daily.groupby("origin")[["ok", "reactions"]].sum()
+    columns = st.columns(max(len(totals), 1))
+    for column, (origin, row) in zip(columns, totals.iterrows(), strict=False):
+        rate = stats.wilson(row["ok"], row["reactions"])
+        column.metric(
+            f"Satisfaction, {origin} reactions",
+            "no data" if rate.value is None else f"{rate.value:.1%}",
+            help="ok / (ok + not_ok + neutral) over the active reactions of the period.",
+        )
+        if rate.value is not None:
+            column.caption(f"95% CI {rate.low:.1%} to {rate.high:.1%} (n = {int(row['reactions']):,})")
+    charts.show(
+        daily.dropna(subset=["satisfaction_rate"]),
+        lambda frame: charts.rate_lines(
+            frame,
+            x="reaction_date",
+            y="satisfaction_rate",
+            low="satisfaction_rate_ci_low",
+            high="satisfaction_rate_ci_high",
+            color="origin",
+            title="Satisfaction per day by origin",
+            subtitle=f"Bands: 95% CI. {f.period_label()} · {f.scope_label()}",
+            y_title="Satisfaction (% of active reactions that are ok)",
+            legend_title="Origin",
+            hover_count="reactions",
+        ),
+        "No active reactions in this period for these filters.",
+    )
+
+st.subheader("How often users replace or clear a reaction")
+with layout.section("Replaced and cleared reactions"):
+    changes = data.reaction_changes_daily(f.start, f.end, f.retained)
+    if not changes.empty:
+        total = changes[["user_reactions", "replacements", "reversals", "clears"]].sum()
+        flips = stats.wilson(total["replacements"] + total["clears"], total["user_reactions"])
+        columns = st.columns(4)
+        columns[0].metric("User reactions", f"{int(total['user_reactions']):,}", help="Clears included.")
+        columns[1].metric("Replacements", f"{int(total['replacements']):,}", help="A new reaction replaced one.")
+        columns[2].metric("Reversals", f"{int(total['reversals']):,}", help="Replacements with another value.")
+        columns[3].metric("Clears", f"{int(total['clears']):,}", help="The user removed the reaction.")
+        if flips.value is not None:
+            st.caption(
+                f"(replacements + clears) / user reactions = {flips.value:.1%} "
+                f"(95% CI {flips.low:.1%} to {flips.high:.1%})"
+            )
+    charts.show(
+        changes.melt(
+            id_vars="reaction_date", value_vars=["replacements", "clears"], var_name="change", value_name="reactions"
+        ),
+        lambda frame: charts.stacked_bars(
+            frame,
+            x="reaction_date",
+            y="reactions",
+            color="change",
+            title="Replaced and cleared user reactions per day",
+            subtitle=f"All tenants. {f.period_label()}",
+            x_title=charts.DATE_AXIS,
+            y_title="Reactions (count per day)",
+            legend_title="Change",
+        ),
+        "No user reactions in this period.",
+    )
+
+st.subheader("Conversations in the period")
+with layout.section("Conversations"):
+    conversations = data.conversations(f.start, f.end, f.retained, f.tenant, f.project)
+    if conversations.empty:
+        st.info("No conversation had reaction activity in this period for these filters.")
+    else:
+        matching = int(conversations["matching"].iloc[0])
+        st.caption(
+            f"{matching:,} conversations with their last reaction in the period"
+            + (f"; the {len(conversations):,} most recent are listed" if matching > len(conversations) else "")
+            + ". Select a row to see its turns."
+        )
+        table = st.dataframe(
+            conversations.drop(columns="matching"),
+            hide_index=True,
+            on_select="rerun",
+            selection_mode="single-row",
+            key="conversations_table",
+            column_config={
+                "last_activity_at": st.column_config.DatetimeColumn("Last reaction (UTC)", format="YYYY-MM-DD HH:mm"),
+                "total": "Reactions",
+                "satisfaction_rate": st.column_config.NumberColumn("Satisfaction", format="percent"),
+            },
+        )
+        rows = table.selection.rows if table is not None else []
+        chosen = conversations.iloc[rows[0] if rows else 0]
+        st.markdown(
+            f"**Conversation `{chosen['conversation_id']}`** ({chosen['tenant']} / {chosen['project']})"
+            + ("" if rows else ": the most recent one; select a row above to pick another")
+        )
+        turns = data.conversation_turns(chosen["tenant"], chosen["project"], chosen["conversation_id"])
+        if turns.empty:
+            st.info("This conversation has no active reaction left (all cleared or below the confidence threshold).")
+        else:
+            st.dataframe(
+                turns,
+                hide_index=True,
+                column_config={
+                    "reacted_at": st.column_config.DatetimeColumn("Reacted at (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+                    "rn": st.column_config.TextColumn("rn (reaction id)", width="large"),
+                    "confidence": st.column_config.NumberColumn("Confidence", format="%.2f"),
+                },
+            )
+        with st.expander("Every stored reaction of this conversation, replaced and cleared ones too"):
+            history = data.conversation_reaction_history(
+                chosen["tenant"], chosen["project"], chosen["conversation_id"], f.retained
+            )
+            if history.empty:
+                st.info("No stored reactions for this conversation.")
+            else:
+                st.dataframe(history, hide_index=True)

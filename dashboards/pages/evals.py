@@ -1,0 +1,169 @@
+"""Evals: the golden session x agent config matrix, a cell's dimensions and divergences, trends per set and agent."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from dashboards import charts, data, layout
+
+status, f = layout.page("Evals")
+as_of = status.as_of.isoformat() if status.as_of else "the build"
+layout.scope(
+    f,
+    f"The matrix shows each cell's latest replay as of {as_of}; the trends follow the period. "
+    "Tenant applies; evals have no project.",
+)
+
+st.subheader("Pass/fail matrix")
+with layout.section("Eval matrix"):
+    matrix = data.eval_matrix(f.tenant)
+    if matrix.empty:
+        st.info("No replays of golden sessions for these filters: nothing to show in the matrix.")
+    else:
+        counts = matrix["cell_status"].value_counts()
+        st.caption(
+            f"{len(matrix):,} cells: "
+            + ", ".join(f"{counts.get(name, 0)} {name}" for name in charts.CELL_STATUSES)
+            + ". Hover a cell for its accuracy and replay date; click it to drill down."
+        )
+        cells = list(zip(matrix["golden_session_id"], matrix["agent_id"], strict=True))
+        by_cell = matrix.set_index(["golden_session_id", "agent_id"])
+        # A click on a square selects it (the chart's state, read before the chart redraws with the
+        # chosen cell outlined); a new click moves the "Cell" selectbox below, which can also pick one.
+        selection = (st.session_state.get("eval_matrix_chart") or {}).get("selection") or {}
+        clicked = [
+            (point["customdata"][3], point["customdata"][4])
+            for point in selection.get("points") or []
+            if len(point.get("customdata") or []) >= 5
+            and (point["customdata"][3], point["customdata"][4]) in by_cell.index
+        ]
+        if clicked and st.session_state.get("eval_matrix_last_click") != clicked[0]:
+            st.session_state["eval_matrix_last_click"] = clicked[0]
+            st.session_state["eval_cell"] = clicked[0]
+        if st.session_state.get("eval_cell") not in cells:
+            not_passing = matrix[matrix["cell_status"] != "pass"]
+            first = not_passing.iloc[0] if not not_passing.empty else matrix.iloc[0]
+            st.session_state["eval_cell"] = (first["golden_session_id"], first["agent_id"])
+        st.plotly_chart(
+            charts.eval_matrix(
+                matrix,
+                title="Latest replay of each golden session by agent config",
+                subtitle=f"As of {as_of}; the outlined cell is the one shown below",
+                highlight=st.session_state["eval_cell"],
+            ),
+            key="eval_matrix_chart",
+            on_select="rerun",
+            selection_mode="points",
+        )
+
+        def cell_label(cell: tuple[str, str]) -> str:
+            row = by_cell.loc[cell]
+            return (
+                f"{row['golden_set']} · golden {charts.short_id(cell[0])} · agent {charts.short_id(cell[1])} "
+                f"· {row['cell_status']}"
+            )
+
+        golden_session_id, agent_id = st.selectbox("Cell", cells, format_func=cell_label, key="eval_cell")
+        cell = by_cell.loc[(golden_session_id, agent_id)]
+        accuracy = cell["overall_accuracy"]
+        st.container(key="eval_cell_detail").markdown(
+            f"**{cell['cell_status']}** · golden session `{golden_session_id}` · agent config `{agent_id}` · "
+            f"replay `{cell['replay_session_id']}` on {cell['replayed_at']:%Y-%m-%d %H:%M} UTC · accuracy "
+            + ("n/a" if pd.isna(accuracy) else f"{accuracy:.1%}")
+        )
+        left, right = st.columns(2)
+        with left:
+            dimensions = data.eval_cell_dimensions(cell["replay_session_id"])
+            charts.show(
+                dimensions,
+                lambda frame: px.bar(
+                    frame.assign(result=frame["passed"].map({True: "passed", False: "failed"})),
+                    x="score",
+                    y="dimension",
+                    color="result",
+                    orientation="h",
+                    color_discrete_map={"passed": "#2e7d32", "failed": "#e53935"},
+                    title="Dimension scores of the latest replay",
+                    labels={"score": "Score (0 to 1)", "dimension": "Dimension", "result": "Result"},
+                    range_x=[0, 1],
+                ),
+                "This replay has no dimension results.",
+            )
+        with right:
+            history = data.eval_cell_history(golden_session_id, agent_id)
+            charts.show(
+                history,
+                lambda frame: px.line(
+                    frame.assign(result=frame["passed"].map({True: "passed", False: "failed"})),
+                    x="replayed_at",
+                    y="mean_score",
+                    markers=True,
+                    symbol="result",
+                    title="Every replay of this cell: mean dimension score",
+                    labels={
+                        "replayed_at": "Replayed at (UTC)",
+                        "mean_score": "Mean dimension score (0 to 1)",
+                        "result": "Replay",
+                    },
+                ),
+                "No replays recorded for this cell.",
+            )
+        if not dimensions.empty:
+            st.markdown("**Dimensions and divergences**")
+            st.dataframe(
+                dimensions,
+                hide_index=True,
+                column_config={
+                    "score": st.column_config.NumberColumn("Score", format="%.3f"),
+                    "divergences": st.column_config.TextColumn("Divergences (expected vs actual)", width="large"),
+                },
+            )
+
+st.subheader("Regressions")
+with layout.section("Regressions"):
+    regressions = data.eval_regressions(f.tenant)
+    if regressions.empty:
+        st.success("No cell regressed: every cell that passed on its previous replay still passes.")
+    else:
+        st.dataframe(
+            regressions,
+            hide_index=True,
+            column_config={
+                "replayed_at": st.column_config.DatetimeColumn("Replayed at (UTC)", format="YYYY-MM-DD HH:mm"),
+                "overall_accuracy": st.column_config.NumberColumn("Accuracy", format="percent"),
+                "previous_overall_accuracy": st.column_config.NumberColumn("Previous accuracy", format="percent"),
+                "accuracy_change": st.column_config.NumberColumn("Change", format="percent"),
+            },
+        )
+
+st.subheader("Accuracy and pass rate per golden set and agent config")
+with layout.section("Eval trends"):
+    trend = data.eval_trend(f.start, f.end, f.retained, f.tenant)
+    trend = trend.assign(agent=trend["agent_id"].map(charts.short_id))
+    for measure, label in (("pass_rate", "Pass rate (% of replays)"), ("mean_accuracy", "Mean accuracy (0 to 1)")):
+        charts.show(
+            trend.dropna(subset=[measure]),
+            lambda frame, measure=measure, label=label: (
+                px.line(
+                    frame,
+                    x="run_date",
+                    y=measure,
+                    color="agent",
+                    facet_col="golden_set",
+                    markers=True,
+                    hover_data={"replays": True, "passes": True},
+                    title=f"{label.split(' (')[0]} per run day, by golden set and agent config",
+                    labels={
+                        "run_date": "Run date (UTC)",
+                        measure: label,
+                        "agent": "Agent config",
+                        "golden_set": "Golden set",
+                    },
+                )
+                .update_yaxes(tickformat=".0%" if measure == "pass_rate" else ".2f")
+                .update_layout(title_subtitle_text=f.period_label(), margin={"t": 90})
+            ),
+            "No eval runs in this period for these filters.",
+        )

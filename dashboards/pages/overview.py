@@ -1,0 +1,118 @@
+"""Overview: the four headline rates with their change vs the previous period, signal volume, what moved most."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards import charts, data, layout, stats
+
+status, f = layout.page("Overview")
+layout.scope(f, "Session feedback and analyzer events carry no tenant: the tenant filter applies to the other two.")
+
+KPIS = [
+    # metric, label, lower is better, definition
+    (
+        "session_positive_rate",
+        "Session positive rate",
+        False,
+        "positive / (positive + negative) end-of-session answers; skips excluded.",
+    ),
+    (
+        "reaction_satisfaction",
+        "Reaction satisfaction",
+        False,
+        "ok / (ok + not_ok + neutral) active turn reactions (latest user reaction; confident machine ones).",
+    ),
+    (
+        "correction_rate",
+        "Correction rate (all skills)",
+        True,
+        "(corrections + 0.5 x partials) / invocations, analyzer events of every skill.",
+    ),
+    ("eval_pass_rate", "Eval pass rate", False, "Replays whose every dimension passed / replays, all golden sets."),
+]
+
+with layout.section("Headline rates"):
+    counts = data.kpi_counts(f.start, f.end, f.prev_start, f.retained, f.tenant, f.project)
+    for column, (metric, label, lower_is_better, definition) in zip(st.columns(len(KPIS)), KPIS, strict=True):
+        current, previous = stats.period_rates(counts, metric)
+        difference = stats.change(current, previous)
+        with column:
+            if current.value is None:
+                st.metric(label, "no data", help=definition)
+                st.caption("Nothing in this period for these filters.")
+                continue
+            points = None if difference.value is None else round(difference.value * 100, 1)
+            st.metric(
+                label,
+                f"{current.value:.1%}",
+                delta=None if points is None else ("0.0 pp" if points == 0 else f"{points:+.1f} pp"),
+                delta_color="off" if points == 0 else ("inverse" if lower_is_better else "normal"),
+                delta_arrow="off" if points == 0 else "auto",
+                help=f"{definition} Delta: percentage points vs {f.previous_label()}.",
+                border=True,
+            )
+            lines = [f"95% CI {current.low:.1%} to {current.high:.1%} (n = {current.trials:,.0f})"]
+            if difference.value is not None:
+                verdict = "significant" if difference.is_significant else "not significant"
+                lines.append(
+                    f"previous {previous.value:.1%}; change CI {difference.low * 100:+.1f} to "
+                    f"{difference.high * 100:+.1f} pp, {verdict}"
+                )
+            else:
+                lines.append("no data in the previous period")
+            st.caption("  \n".join(lines))
+
+st.subheader("Signal volume by source")
+with layout.section("Signal volume"):
+    volume = data.signal_volume_daily(f.start, f.end, f.retained, f.tenant)
+    charts.show(
+        volume,
+        lambda frame: charts.stacked_bars(
+            frame,
+            x="signal_date",
+            y="signals",
+            color="source_system",
+            title="Feedback signals per day by source",
+            subtitle=f"Every source on one shape (feedback_signals). {f.period_label()}",
+            x_title=charts.DATE_AXIS,
+            y_title="Signals (count per day)",
+            legend_title="Source",
+        ),
+        "No feedback signals in this period for these filters.",
+    )
+
+st.subheader("What changed most")
+with layout.section("Changes"):
+    movers = stats.rank_changes(data.mover_counts(f.start, f.end, f.prev_start, f.retained, f.tenant, f.project))
+    if movers.empty:
+        st.info("Not enough data in both periods to compare segments (at least 20 observations each).")
+    else:
+        st.caption(
+            f"Segments of each headline rate, {f.period_label()} vs {f.previous_label()}; significant changes "
+            "(95% Newcombe interval of the difference excludes 0) first, then the largest. Segments with fewer "
+            "than 20 observations in either period are left out."
+        )
+        table = movers.head(12).assign(
+            current=lambda frame: frame["current"] * 100,
+            previous=lambda frame: frame["previous"] * 100,
+            change=lambda frame: frame["change"] * 100,
+            change_ci=lambda frame: [
+                f"{low * 100:+.1f} to {high * 100:+.1f}"
+                for low, high in zip(frame["change_low"], frame["change_high"], strict=True)
+            ],
+        )
+        st.dataframe(
+            table[["metric", "segment", "current", "previous", "change", "change_ci", "significant", "n"]],
+            hide_index=True,
+            column_config={
+                "metric": "Rate",
+                "segment": "Segment",
+                "current": st.column_config.NumberColumn("This period (%)", format="%.1f"),
+                "previous": st.column_config.NumberColumn("Previous period (%)", format="%.1f"),
+                "change": st.column_config.NumberColumn("Change (pp)", format="%+.1f"),
+                "change_ci": "95% CI of change (pp)",
+                "significant": "Significant",
+                "n": st.column_config.NumberColumn("n this period", format="%d"),
+            },
+        )

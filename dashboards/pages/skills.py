@@ -1,0 +1,191 @@
+"""Skills: correction-rate ranking, trend direction, skill x dimension hotspots, a skill's recent events."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboards import charts, data, layout, stats
+
+status, f = layout.page("Skills")
+as_of = status.as_of.isoformat() if status.as_of else "the build"
+layout.scope(
+    f,
+    f"Ranking, trends and hotspots are the marts' windows as of {as_of} (rates over the last 90 days, trend "
+    "= last 30 vs the 30 before); the weekly chart and the events follow the period. Analyzer events carry no tenant.",
+)
+
+st.subheader("Correction-rate ranking")
+with layout.section("Correction rates"):
+    rates = data.skill_correction_rates()
+    insufficient = rates[~rates["sufficient_data"].fillna(False).astype(bool)]
+    if not insufficient.empty:
+        st.warning(
+            "Insufficient data for "
+            + ", ".join(f"**{row.skill_id}** (n = {row.sample_size})" for row in insufficient.itertuples())
+            + ": fewer invocations than the minimum (dbt var `min_invocations`). Their rates are shown hatched "
+            "in grey, below the ranked skills, and should not be compared."
+        )
+    ranked = pd.concat([rates.drop(insufficient.index), insufficient]).dropna(subset=["correction_rate"])
+    ranked["label"] = [
+        f"{skill} (n={n:,})" if ok else f"{skill} (n={n:,}, insufficient data)"
+        for skill, n, ok in zip(ranked["skill_id"], ranked["sample_size"], ranked["sufficient_data"], strict=True)
+    ]
+    charts.show(
+        ranked,
+        lambda frame: charts.rate_bars(
+            frame,
+            category="label",
+            rate="correction_rate",
+            low="correction_rate_ci_low",
+            high="correction_rate_ci_high",
+            title="Correction rate by skill",
+            subtitle=f"Error bars: 95% CI. 90 days to {as_of}; hatched grey: insufficient data",
+            rate_title="Correction rate (% of invocations; a partial counts one half)",
+            category_title="Skill",
+            horizontal=True,
+            colour=[charts.PALETTE[0] if ok else "#bdbdbd" for ok in frame["sufficient_data"]],
+            patterns=["" if ok else "/" for ok in frame["sufficient_data"]],
+        ).update_layout(height=max(300, 60 + 28 * len(frame))),
+        "No analyzer events in the last 90 days: no skill to rank.",
+    )
+
+st.subheader("Trend: last 30 days vs the 30 before")
+with layout.section("Trends"):
+    trends = data.skill_correction_trends()
+    if trends.empty:
+        st.info("No skill has events in either trend window.")
+    else:
+        changes = [
+            stats.change_from_intervals(
+                row.recent_rate,
+                row.recent_rate_ci_low,
+                row.recent_rate_ci_high,
+                row.prior_rate,
+                row.prior_rate_ci_low,
+                row.prior_rate_ci_high,
+            )
+            for row in trends.itertuples()
+        ]
+        trends = trends.assign(
+            label=[
+                f"{skill}: insufficient data"
+                if direction == "insufficient_data"
+                else f"{skill}: {direction}, p{'<0.001' if p < 0.001 else f'={p:.3f}'}{' *' if significant else ''}"
+                for skill, direction, p, significant in zip(
+                    trends["skill_id"],
+                    trends["direction"],
+                    trends["p_value"].fillna(1.0),
+                    trends["is_significant"].fillna(False),
+                    strict=True,
+                )
+            ],
+            trend_plot=trends["trend"].fillna(0.0),
+            trend_low=[change.low if change.low is not None else 0.0 for change in changes],
+            trend_high=[change.high if change.high is not None else 0.0 for change in changes],
+        )
+        figure = charts.rate_bars(
+            trends,
+            category="label",
+            rate="trend_plot",
+            low="trend_low",
+            high="trend_high",
+            title="Change in correction rate: last 30 days minus the 30 before",
+            subtitle=f"Error bars: 95% CI of the difference; * significant at 5% (z-test). As of {as_of}",
+            rate_title="Change in correction rate (percentage points; + is worse)",
+            category_title="Skill",
+            horizontal=True,
+            colour=[charts.DIRECTION_COLOURS.get(direction, "#90a4ae") for direction in trends["direction"]],
+            patterns=["/" if direction == "insufficient_data" else "" for direction in trends["direction"]],
+        )
+        figure.update_xaxes(tickformat="+.0%", rangemode="normal", zeroline=True)
+        figure.update_layout(height=max(300, 60 + 28 * len(trends)))
+        st.plotly_chart(figure)
+        st.dataframe(
+            trends[
+                ["skill_id", "direction", "recent_rate", "prior_rate", "recent_sample", "prior_sample", "trend"]
+                + ["p_value", "is_significant"]
+            ],
+            hide_index=True,
+            column_config={
+                "recent_rate": st.column_config.NumberColumn("Last 30 days", format="percent"),
+                "prior_rate": st.column_config.NumberColumn("30 days before", format="percent"),
+                "trend": st.column_config.NumberColumn("Change", format="percent"),
+                "p_value": st.column_config.NumberColumn("p-value", format="%.4f"),
+                "is_significant": "Significant (5%)",
+            },
+        )
+
+st.subheader("Hotspots: where corrections land")
+with layout.section("Hotspots"):
+    hotspots = data.skill_dimension_hotspots()
+    charts.show(
+        hotspots,
+        lambda frame: charts.count_heatmap(
+            frame.pivot_table(index="skill_id", columns="dimension", values="occurrences", aggfunc="sum"),
+            title="Corrections and partials by skill and dimension",
+            subtitle=f"Events with a dimension hint, 90 days to {as_of}",
+            x_title="Dimension (analyzer dimension_hint)",
+            y_title="Skill",
+            colorbar_title="events",
+            hover_label="corrections and partials",
+        ),
+        "No correction or partial with a dimension in the last 90 days.",
+    )
+
+st.subheader("A skill's recent events")
+with layout.section("Skill drill-down"):
+    skills = sorted(set(data.skill_correction_rates()["skill_id"]) | set(data.skill_correction_trends()["skill_id"]))
+    if not skills:
+        st.info("No skills yet.")
+    else:
+        # Open on the skill most worth a look: the largest significant worsening, else the highest rate.
+        if st.session_state.get("skill") not in skills:
+            skill_trends = data.skill_correction_trends()  # sorted by trend, largest first
+            significant = skill_trends["is_significant"].fillna(False).astype(bool)
+            worsening = skill_trends[(skill_trends["direction"] == "worsening") & significant]
+            ranked_skills = data.skill_correction_rates()["skill_id"].tolist()  # sufficient data first, by rate
+            st.session_state["skill"] = (
+                worsening["skill_id"].iloc[0] if not worsening.empty else (ranked_skills or skills)[0]
+            )
+        skill = st.selectbox("Skill", skills, key="skill")
+        weekly = data.skill_weekly(skill, f.start, f.end, f.retained)
+        charts.show(
+            weekly.dropna(subset=["correction_rate"]).assign(skill_id=skill),
+            lambda frame: charts.rate_lines(
+                frame,
+                x="week_start",
+                y="correction_rate",
+                low="correction_rate_ci_low",
+                high="correction_rate_ci_high",
+                color="skill_id",
+                title=f"Weekly correction rate of {skill}",
+                subtitle=f"Bands: 95% CI. Weeks overlapping {f.period_label()}",
+                x_title="Week starting (UTC, Monday)",
+                y_title="Correction rate (% of invocations)",
+                legend_title="Skill",
+                hover_count="sample_size",
+            ),
+            f"No events of {skill} in the weeks of this period.",
+        )
+        events = data.skill_events(skill, f.start, f.end, f.retained)
+        if events.empty:
+            st.info(f"No events of {skill} in {f.period_label()}.")
+        else:
+            matching = int(events["matching"].iloc[0])
+            st.caption(f"The latest {len(events):,} of {matching:,} events of {skill} in {f.period_label()}.")
+            has_snippets = events["user_message_snippet"].notna().any()
+            shown = events.drop(columns=["matching"] + ([] if has_snippets else ["user_message_snippet"]))
+            if not has_snippets:
+                st.caption(
+                    "No message snippets were ingested for these events (`ingest analyzer --no-snippets` or "
+                    "privacy mode): outcomes only."
+                )
+            st.dataframe(
+                shown,
+                hide_index=True,
+                column_config={
+                    "invoked_at": st.column_config.DatetimeColumn("Invoked at (UTC)", format="YYYY-MM-DD HH:mm"),
+                    "user_message_snippet": st.column_config.TextColumn("User message (snippet)", width="large"),
+                },
+            )

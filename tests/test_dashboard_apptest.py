@@ -1,0 +1,339 @@
+"""The dashboard's pages in Streamlit's AppTest (no browser): every page runs without an exception on the
+demo warehouse, on a missing, a never-built, an empty and a busy warehouse; the filters change the numbers;
+the page-level aggregates agree with the marts they read."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+from streamlit.testing.v1 import AppTest
+from test_dashboard_support import (
+    APP,
+    PAGES,
+    ROOT,
+    DashboardPage,
+    DemoWarehouse,
+    copy_warehouse,
+    demo_warehouse,
+    empty_warehouse,
+    never_built_warehouse,
+)
+
+from dashboards import data, stats
+
+pytestmark = pytest.mark.slow
+PAGE_IDS = [page.url_path for page in PAGES]
+TIMEOUT_S = 120
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
+    try:
+        return demo_warehouse(tmp_path_factory.getbasetemp())
+    except RuntimeError as exc:
+        pytest.fail(f"could not build the demo warehouse: {exc}")
+
+
+@pytest.fixture
+def use_warehouse(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[Callable[[Path], Path]]:
+    """Point the dashboard (in this process) at a warehouse file; caches are emptied around each test."""
+
+    def use(db: Path) -> Path:
+        monkeypatch.setenv("FEEDBACK_DB", str(db))
+        monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
+        data.clear_caches()
+        return db
+
+    yield use
+    data.clear_caches()
+
+
+def run_page(page: DashboardPage, **state: object) -> AppTest:
+    """Run the entry point, then the page (the entry point registers the pages), with widget state set."""
+    app = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+    for key, value in state.items():
+        app.session_state[key] = value
+    app.run()
+    app.switch_page(page.script).run()
+    return app
+
+
+def page(url_path: str) -> DashboardPage:
+    return next(page for page in PAGES if page.url_path == url_path)
+
+
+def assert_no_exception(app: AppTest) -> None:
+    assert not app.exception, "\n".join(str(exc.value) + "\n" + "\n".join(exc.stack_trace) for exc in app.exception)
+
+
+def metrics(app: AppTest) -> dict[str, str]:
+    return {metric.label: metric.value for metric in app.metric}
+
+
+def texts(app: AppTest) -> str:
+    parts = [
+        element.value
+        for kind in ("caption", "markdown", "info", "warning", "error", "success")
+        for element in getattr(app, kind)
+    ]
+    return "\n".join(str(part) for part in parts)
+
+
+# -- every page, every warehouse state -----------------------------------------------------------------------
+@pytest.mark.parametrize("dashboard_page", PAGES, ids=PAGE_IDS)
+def test_every_page_runs_on_demo_data(use_warehouse, demo: DemoWarehouse, dashboard_page: DashboardPage) -> None:
+    use_warehouse(demo.db)
+    app = run_page(dashboard_page)
+    assert_no_exception(app)
+    assert [title.value for title in app.title] == [dashboard_page.title]
+    assert not app.error, [error.value for error in app.error]
+    assert not app.warning, [warning.value for warning in app.warning]
+    captions = [caption.value for caption in app.caption]
+    assert any("Data as of **2026-11-01**" in caption and "marts built 20" in caption for caption in captions)
+
+
+@pytest.mark.parametrize("dashboard_page", PAGES, ids=PAGE_IDS)
+def test_every_page_explains_a_missing_warehouse(use_warehouse, tmp_path: Path, dashboard_page: DashboardPage) -> None:
+    use_warehouse(tmp_path / "nowhere.duckdb")
+    app = run_page(dashboard_page)
+    assert_no_exception(app)
+    assert app.error and "No warehouse at" in app.error[0].value
+    commands = "\n".join(markdown.value for markdown in app.markdown)
+    assert "make demo" in commands and "feedback-analytics build" in commands
+    assert not (tmp_path / "nowhere.duckdb").exists(), "the dashboard must never create the warehouse"
+
+
+@pytest.mark.parametrize("dashboard_page", PAGES, ids=PAGE_IDS)
+def test_every_page_explains_a_warehouse_never_built(
+    use_warehouse, demo: DemoWarehouse, tmp_path: Path, dashboard_page: DashboardPage
+) -> None:
+    use_warehouse(never_built_warehouse(demo.db, tmp_path / "raw-only.duckdb"))
+    app = run_page(dashboard_page)
+    assert_no_exception(app)
+    if dashboard_page.url_path == "warehouse":  # the operations page reads raw: it works before any build
+        assert metrics(app)["analyzer events"] == "50,000"
+        assert "never built" in texts(app)
+    else:
+        assert app.error and "never built" in app.error[0].value and "feedback-analytics build" in app.error[0].value
+
+
+@pytest.mark.parametrize("dashboard_page", PAGES, ids=PAGE_IDS)
+def test_every_page_runs_on_an_empty_warehouse(
+    use_warehouse, demo: DemoWarehouse, tmp_path: Path, dashboard_page: DashboardPage
+) -> None:
+    use_warehouse(empty_warehouse(demo.db, tmp_path / "empty.duckdb"))
+    app = run_page(dashboard_page)
+    assert_no_exception(app)
+    assert [title.value for title in app.title] == [dashboard_page.title]
+    assert not app.error, [error.value for error in app.error]
+    if dashboard_page.url_path not in ("warehouse",):
+        assert app.info, "an empty warehouse shows empty-state messages, not empty charts"
+    assert not app.get("plotly_chart"), "no chart is drawn without data"
+
+
+def test_a_busy_warehouse_shows_a_message_not_a_traceback(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
+    """While another process holds the write lock (ingest, build), a page says so after a short wait."""
+    db = use_warehouse(copy_warehouse(demo.db, tmp_path / "busy.duckdb"))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys, time; con = duckdb.connect({str(db)!r}); print('locked', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        app = run_page(page("overview"))
+        assert_no_exception(app)
+        assert "being written by another process" in texts(app)
+        assert time.monotonic() - started < 60
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# -- filters change the numbers ------------------------------------------------------------------------------
+def test_period_filter_changes_the_headline_numbers(use_warehouse, demo: DemoWarehouse) -> None:
+    use_warehouse(demo.db)
+    app = run_page(page("overview"))
+    thirty = metrics(app)
+    app.segmented_control(key="period").set_value(7).run()
+    assert_no_exception(app)
+    assert "2026-10-26 to 2026-11-01 (7 days)" in texts(app)
+    seven = metrics(app)
+    assert thirty.keys() == seven.keys()
+    assert thirty["Session positive rate"] != seven["Session positive rate"]
+    assert thirty["Correction rate (all skills)"] != seven["Correction rate (all skills)"]
+
+
+def test_as_of_filter_slices_the_daily_series(use_warehouse, demo: DemoWarehouse) -> None:
+    use_warehouse(demo.db)
+    app = run_page(page("session-feedback"))
+    latest = metrics(app)["Responses"]
+    app.date_input(key="as_of").set_value(dt.date(2026, 8, 15)).run()
+    assert_no_exception(app)
+    assert "2026-07-17 to 2026-08-15 (30 days)" in texts(app)
+    assert metrics(app)["Responses"] != latest
+
+
+def test_tenant_and_project_filters_change_satisfaction(use_warehouse, demo: DemoWarehouse) -> None:
+    use_warehouse(demo.db)
+    app = run_page(page("conversations"))
+    everyone = metrics(app)["Satisfaction, user reactions"]
+    app.selectbox(key="tenant").set_value("acme").run()
+    assert_no_exception(app)
+    acme = metrics(app)["Satisfaction, user reactions"]
+    assert acme != everyone
+    assert app.selectbox(key="project").options == ["All", "codegen", "docs", "support"]
+    app.selectbox(key="project").set_value("docs").run()
+    assert metrics(app)["Satisfaction, user reactions"] != acme
+    table = app.dataframe[0].value  # the conversations of the period follow both filters
+    assert set(table["tenant"]) == {"acme"} and set(table["project"]) == {"docs"}
+    # a tenant without that project resets the project to All instead of failing
+    app.selectbox(key="tenant").set_value("globex").run()
+    assert_no_exception(app)
+    assert app.selectbox(key="project").value == "All"
+
+
+def test_retention_switch_shows_what_the_next_purge_removes_only_when_off(use_warehouse, demo: DemoWarehouse) -> None:
+    """Session feedback keeps 180 days (cutoff 2026-05-05 as of 2026-11-01): a 30-day window ending
+    2026-05-20 reaches into what the next purge deletes."""
+    use_warehouse(demo.db)
+    app = run_page(page("session-feedback"), as_of=dt.date(2026, 5, 20))
+    retained = int(metrics(app)["Responses"].replace(",", ""))
+    app.toggle(key="retained").set_value(False).run()
+    assert_no_exception(app)
+    assert "everything stored" in texts(app)
+    everything = int(metrics(app)["Responses"].replace(",", ""))
+    assert everything > retained
+
+
+def test_skills_show_the_insufficient_data_state(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
+    db = copy_warehouse(demo.db, tmp_path / "thin.duckdb")
+    with duckdb.connect(str(db)) as con:
+        con.execute(
+            "update marts.skill_correction_rates set sample_size = 3, sufficient_data = false "
+            "where skill_id = 'api-designer'"
+        )
+    use_warehouse(db)
+    app = run_page(page("skills"))
+    assert_no_exception(app)
+    assert any("Insufficient data" in warning.value and "api-designer" in warning.value for warning in app.warning)
+
+
+def test_skill_events_show_snippets_only_when_ingested(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
+    use_warehouse(demo.db)
+    with_snippets = run_page(page("skills"), skill="deslop")
+    events = with_snippets.dataframe[-1].value
+    assert "user_message_snippet" in events.columns
+
+    db = copy_warehouse(demo.db, tmp_path / "no-snippets.duckdb")
+    with duckdb.connect(str(db)) as con:  # what `ingest analyzer --no-snippets` then `build` leave
+        tables = con.execute(
+            """
+            select table_schema, table_name from information_schema.columns
+            join information_schema.tables using (table_catalog, table_schema, table_name)
+            where column_name = 'user_message_snippet' and table_type = 'BASE TABLE'
+            """
+        ).fetchall()
+        for schema, table in tables:
+            con.execute(f'update "{schema}"."{table}" set user_message_snippet = null')
+    use_warehouse(db)
+    without = run_page(page("skills"), skill="deslop")
+    assert_no_exception(without)
+    assert "user_message_snippet" not in without.dataframe[-1].value.columns
+    assert "No message snippets were ingested" in texts(without)
+
+
+def test_eval_cell_drill_down_follows_the_chosen_cell(use_warehouse, demo: DemoWarehouse) -> None:
+    use_warehouse(demo.db)
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        cells = con.execute(
+            "select golden_session_id, agent_id, cell_status, replay_session_id from marts.eval_matrix"
+        ).fetchall()
+    app = run_page(page("evals"))
+    detail = "\n".join(markdown.value for markdown in app.markdown)
+    assert "**pass** · golden session" not in detail, "the cell shown first is one that does not pass"
+
+    golden, agent, _, replay = next(cell for cell in cells if cell[2] == "pass")
+    app.selectbox(key="eval_cell").set_value((golden, agent)).run()
+    assert_no_exception(app)
+    detail = "\n".join(markdown.value for markdown in app.markdown)
+    assert f"**pass** · golden session `{golden}` · agent config `{agent}`" in detail
+    dimensions = app.dataframe[0].value
+    assert list(dimensions.columns[:3]) == ["dimension", "score", "passed"] and dimensions["passed"].all()
+    assert replay in detail
+
+
+# -- the page aggregates agree with the marts ----------------------------------------------------------------
+def test_wilson_interval_matches_the_marts(use_warehouse, demo: DemoWarehouse) -> None:
+    use_warehouse(demo.db)
+    daily = data.session_feedback_daily(dt.date(2026, 10, 1), dt.date(2026, 11, 1), True)
+    for row in daily.itertuples():
+        rate = stats.wilson(row.positive, row.positive + row.negative)
+        assert rate.low == pytest.approx(row.positive_rate_ci_low, abs=1e-6)
+        assert rate.high == pytest.approx(row.positive_rate_ci_high, abs=1e-6)
+
+
+def test_headline_correction_rate_over_90_days_equals_the_mart(use_warehouse, demo: DemoWarehouse) -> None:
+    """The Overview's correction rate over the last 90 days (daily history summed) is the mart's 90-day rate."""
+    use_warehouse(demo.db)
+    end = dt.date(2026, 11, 1)
+    start, prev_start = end - dt.timedelta(days=89), end - dt.timedelta(days=179)
+    counts = data.kpi_counts(start, end, prev_start, True, None, None)
+    current, _ = stats.period_rates(counts, "correction_rate")
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        weighted, invocations = con.execute(
+            "select sum(weighted_corrections), sum(sample_size) from marts.skill_correction_rates"
+        ).fetchone()
+    assert current.trials == invocations
+    assert current.value == pytest.approx(weighted / invocations, abs=1e-9)
+
+
+def test_tenant_satisfaction_adds_up_to_the_daily_mart(use_warehouse, demo: DemoWarehouse) -> None:
+    """With a tenant the page counts turn_reactions_active itself; over all tenants that is the daily mart."""
+    use_warehouse(demo.db)
+    start, end = dt.date(2026, 4, 1), dt.date(2026, 11, 1)
+    everyone = data.reaction_satisfaction_daily(start, end, True, None, None)
+    per_tenant = [
+        data.reaction_satisfaction_daily(start, end, True, tenant, None)
+        for tenant in ("acme", "globex", "initech", "umbrella")
+    ]
+    for column in ("ok", "not_ok", "neutral", "reactions"):
+        assert sum(frame[column].sum() for frame in per_tenant) == everyone[column].sum()
+
+
+def test_status_reads_as_of_and_build_time(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
+    use_warehouse(demo.db)
+    status = data.status()
+    assert status.state == "ready" and status.as_of == dt.date(2026, 11, 1)
+    assert status.built_at is not None and status.built_at_source == "dbt run_results.json"
+    # the same marts under another file name: run_results.json names another catalog, so no build time
+    use_warehouse(copy_warehouse(demo.db, tmp_path / "other.duckdb"))
+    other = data.status()
+    assert other.as_of == dt.date(2026, 11, 1) and other.built_at is None
+    assert "another warehouse" in other.built_at_source
+
+
+def test_benchmark_helper_runs(demo: DemoWarehouse) -> None:
+    result = subprocess.run(
+        [sys.executable, "bench/dashboard_queries.py", "--db", str(demo.db), "--loads", "2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for dashboard_page in PAGES:
+        assert dashboard_page.title in result.stdout

@@ -1,0 +1,272 @@
+"""The dashboard in a real browser: `python -m ingest dashboard` in a subprocess on the demo warehouse,
+driven by Playwright with the system's chromium. Every page loads without a Streamlit exception, the eval
+matrix draws every cell, a click on a cell and a filter change update what is shown, a deep link works on a
+fresh server, and the dashboard stays open while another process writes the warehouse.
+
+Screenshots of every page go to tests/artifacts/ (git-ignored). Without chromium (or the playwright
+package) the tests are skipped locally and fail under CI=true, where a skip would hide a broken image.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+from test_dashboard_support import (
+    ARTIFACTS,
+    PAGES,
+    ROOT,
+    DashboardPage,
+    DashboardServer,
+    DemoWarehouse,
+    copy_warehouse,
+    demo_warehouse,
+    start_dashboard,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+LOAD_TIMEOUT_MS = 60_000
+VIEWPORT = {"width": 1500, "height": 1000}
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI=true: the CI image must provide it)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is not installed (pip install -e '.[dev]')")
+    if not CHROMIUM.exists():
+        _unavailable(f"chromium not found at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
+    try:
+        return demo_warehouse(tmp_path_factory.getbasetemp())
+    except RuntimeError as exc:
+        pytest.fail(f"could not build the demo warehouse: {exc}")
+
+
+def _server(demo: DemoWarehouse, db: Path, log: Path) -> DashboardServer:
+    try:
+        return start_dashboard(db, demo.env(db), log)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="module")
+def server(demo: DemoWarehouse, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
+    running = _server(demo, demo.db, tmp_path_factory.mktemp("dashboard") / "server.log")
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def page(browser) -> Iterator[object]:
+    context = browser.new_context(viewport=VIEWPORT)
+    opened = context.new_page()
+    try:
+        yield opened
+    finally:
+        context.close()
+
+
+IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.dataset.testScriptState !== 'notRunning') return false;
+    if (document.querySelector('[data-testid="stSkeleton"], [data-stale="true"]')) return false;
+    return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'));
+}"""
+
+
+def wait_until_idle(page) -> None:
+    """Wait until the script run is over, no element is a placeholder or stale, and Plotly drew every chart
+    (twice, a moment apart: Streamlit loads widget code lazily and a rerun can start right after a run)."""
+    for _ in range(2):
+        page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT_MS)
+        page.wait_for_timeout(300)
+    page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT_MS)
+
+
+def open_page(page, server: DashboardServer, dashboard_page: DashboardPage) -> None:
+    page.goto(f"{server.url}/{dashboard_page.url_path}")
+    page.get_by_role("heading", name=dashboard_page.title, level=1).wait_for(timeout=LOAD_TIMEOUT_MS)
+    # the sidebar's last filter: drawn by the entry point before the page itself
+    page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').wait_for(timeout=LOAD_TIMEOUT_MS)
+    wait_until_idle(page)
+
+
+def assert_no_streamlit_exception(page) -> None:
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, exceptions.all_inner_texts()
+
+
+def screenshot(page, name: str) -> Path:
+    """The whole page: Streamlit scrolls inside its main container, so grow the viewport to its height."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(max(height + 40, VIEWPORT["height"]), 12_000)})
+    page.wait_for_timeout(500)  # Plotly relayouts on resize
+    path = ARTIFACTS / f"dashboard-{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(VIEWPORT)
+    return path
+
+
+def chart(page, title: str):
+    """The Plotly chart whose title contains `title`."""
+    return page.locator('[data-testid="stPlotlyChart"]').filter(has=page.locator(".gtitle", has_text=title))
+
+
+@pytest.mark.parametrize("dashboard_page", PAGES, ids=[page.url_path for page in PAGES])
+def test_every_page_loads_without_an_exception(page, server: DashboardServer, dashboard_page: DashboardPage) -> None:
+    open_page(page, server, dashboard_page)
+    assert_no_streamlit_exception(page)
+    main = page.locator('[data-testid="stMain"]')
+    assert "Data as of 2026-11-01" in main.inner_text()
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "Retention-filtered data" in sidebar, sidebar
+    assert screenshot(page, dashboard_page.url_path).stat().st_size > 10_000
+
+
+def test_eval_matrix_draws_every_cell(page, server: DashboardServer, demo: DemoWarehouse) -> None:
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        cells, statuses = con.execute("select count(*), list(distinct cell_status) from marts.eval_matrix").fetchone()
+    open_page(page, server, next(p for p in PAGES if p.url_path == "evals"))
+    matrix = page.locator(".st-key-eval_matrix_chart .js-plotly-plot")
+    assert matrix.locator(".scatterlayer path.point").count() == cells
+    assert matrix.locator(".scatterlayer .textpoint").count() == cells
+    legend = matrix.locator(".legend").text_content() or ""
+    for status in statuses:
+        assert status in legend
+    assert f"{cells} cells" in page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_clicking_an_eval_cell_drills_down(page, server: DashboardServer) -> None:
+    open_page(page, server, next(p for p in PAGES if p.url_path == "evals"))
+    detail = page.locator(".st-key-eval_cell_detail")
+    before = detail.inner_text()
+    assert not before.startswith("pass"), "the cell shown first is one that does not pass"
+    # the first square (first golden session of the first set) passes; the cell shown first does not
+    page.locator(".st-key-eval_matrix_chart .scatterlayer path.point").first.click(force=True)
+    page.wait_for_function(
+        "before => document.querySelector('.st-key-eval_cell_detail').innerText !== before", arg=before
+    )
+    wait_until_idle(page)
+    after = detail.inner_text()
+    assert after != before and "golden session" in after
+    assert_no_streamlit_exception(page)
+
+
+def test_changing_the_period_updates_a_chart(page, server: DashboardServer) -> None:
+    open_page(page, server, next(p for p in PAGES if p.url_path == "session-feedback"))
+    responses = chart(page, "Responses per day by surface")
+    bars = responses.locator(".barlayer .point")
+    thirty = bars.count()
+    assert thirty >= 30, thirty  # one bar per day and surface
+    page.locator('[data-testid="stSidebar"]').get_by_role("radio", name="7 days").click()
+    page.wait_for_function(
+        "count => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .barlayer .point').length !== count",
+        arg=page.locator('[data-testid="stPlotlyChart"] .barlayer .point').count(),
+        timeout=LOAD_TIMEOUT_MS,
+    )
+    wait_until_idle(page)
+    seven = bars.count()
+    assert 0 < seven < thirty
+    assert "2026-10-26 to 2026-11-01 (7 days)" in page.locator('[data-testid="stMain"]').inner_text()
+    assert re.search(r"[?&]period=7\b", page.url), "the filter is in the URL, so the view can be shared"
+    assert_no_streamlit_exception(page)
+
+
+def test_a_deep_link_on_a_fresh_server_runs_through_the_entry_point(page, demo: DemoWarehouse, tmp_path: Path) -> None:
+    """With a `pages/` folder beside app.py, Streamlit would run a deep-linked page alone on a fresh server."""
+    fresh = _server(demo, demo.db, tmp_path / "server.log")
+    try:
+        page.goto(f"{fresh.url}/skills")
+        page.get_by_role("heading", name="Skills", level=1).wait_for(timeout=LOAD_TIMEOUT_MS)
+        page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').wait_for(timeout=LOAD_TIMEOUT_MS)
+        wait_until_idle(page)
+        navigation = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        assert "Conversations and reactions" in navigation  # the titles of app.py's st.navigation
+        assert page.locator('[data-testid="stSidebar"]').get_by_text("Retention-filtered data").count() == 1
+        assert_no_streamlit_exception(page)
+    finally:
+        fresh.stop()
+
+
+def test_dashboard_stays_open_while_ingest_writes_the_warehouse(page, demo: DemoWarehouse, tmp_path: Path) -> None:
+    """The dashboard holds no connection between queries: an ingest into the same file succeeds while a
+    page is open, and a reload shows the new rows."""
+    db = copy_warehouse(demo.db, tmp_path / "shared.duckdb")
+    running = _server(demo, db, tmp_path / "server.log")
+    try:
+        warehouse = next(p for p in PAGES if p.url_path == "warehouse")
+        open_page(page, running, warehouse)
+        before = _metric(page, "analyzer events")
+
+        sys.path.insert(0, str(ROOT / "tests"))
+        from fixtures_ingest import analyzer_event
+
+        new_events = tmp_path / "feedback.jsonl"
+        new_events.write_text(
+            "".join(
+                json.dumps(analyzer_event(n, session_id=f"dashboard-test-{n}", timestamp="2026-11-01T08:00:00Z")) + "\n"
+                for n in range(900_000, 900_040)
+            )
+        )
+        ingest = subprocess.run(
+            [sys.executable, "-m", "ingest", "ingest", "analyzer", str(new_events), "--db", str(db), "-q"],
+            cwd=ROOT,
+            env=demo.env(db),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert ingest.returncode == 0, ingest.stdout + ingest.stderr
+        assert_no_streamlit_exception(page)
+
+        page.reload()
+        page.get_by_role("heading", name="Warehouse", level=1).wait_for(timeout=LOAD_TIMEOUT_MS)
+        wait_until_idle(page)
+        assert_no_streamlit_exception(page)
+        assert _metric(page, "analyzer events") == before + 40
+    finally:
+        running.stop()
+
+
+def _metric(page, label: str) -> int:
+    metric = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return int(metric.locator('[data-testid="stMetricValue"]').inner_text().replace(",", ""))

@@ -1,0 +1,196 @@
+"""Shared helpers of the dashboard tests (no tests here): the demo warehouse, derived warehouses, the server.
+
+The demo warehouse is built once per test session by the real command line
+(`demo-data`, `ingest`, `build` as of 2026-11-01) under pytest's base
+temporary folder; both dashboard test modules ask `demo_warehouse()` for it
+and the second gets the first one's. dbt writes its target/ and logs/ there
+too (DBT_TARGET_PATH, DBT_LOG_PATH), so a test build neither races another
+engineer's dbt run in the project folder nor overwrites their run_results.json.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "dashboards" / "app.py"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+AS_OF = "2026-11-01"
+BUILD_TIMEOUT_S = 900
+
+
+@dataclass(frozen=True)
+class DashboardPage:
+    script: str  # for AppTest.switch_page
+    url_path: str  # http://host:port/<url_path>
+    title: str
+
+
+PAGES = (
+    DashboardPage("pages/overview.py", "overview", "Overview"),
+    DashboardPage("pages/session_feedback.py", "session-feedback", "Session feedback"),
+    DashboardPage("pages/conversations.py", "conversations", "Conversations and reactions"),
+    DashboardPage("pages/skills.py", "skills", "Skills"),
+    DashboardPage("pages/evals.py", "evals", "Evals"),
+    DashboardPage("pages/retention.py", "retention", "Retention"),
+    DashboardPage("pages/warehouse.py", "warehouse", "Warehouse"),
+)
+
+
+@dataclass(frozen=True)
+class DemoWarehouse:
+    db: Path
+    dbt_target: Path  # DBT_TARGET_PATH of its build: run_results.json says when it was built
+    data_dir: Path
+
+    def env(self, db: Path | None = None) -> dict[str, str]:
+        return {**os.environ, "FEEDBACK_DB": str(db or self.db), "DBT_TARGET_PATH": str(self.dbt_target)}
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = BUILD_TIMEOUT_S) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ingest", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def _check(result: subprocess.CompletedProcess, what: str) -> None:
+    if result.returncode != 0:
+        output = (result.stdout + result.stderr)[-4000:]
+        raise RuntimeError(f"{what} exited {result.returncode}:\n{output}")
+
+
+def demo_warehouse(base: Path) -> DemoWarehouse:
+    """The demo warehouse under `base` (pytest's base temp folder), built on first use."""
+    root = base / "dashboard-demo"
+    warehouse = DemoWarehouse(root / "demo.duckdb", root / "dbt-target", root / "demo-data")
+    done = root / "BUILT"
+    if done.exists():
+        return warehouse
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    env = {
+        **os.environ,
+        "FEEDBACK_DB": str(warehouse.db),
+        "DBT_TARGET_PATH": str(warehouse.dbt_target),
+        "DBT_LOG_PATH": str(root / "dbt-logs"),
+    }
+    _check(cli("demo-data", str(warehouse.data_dir), "--as-of", AS_OF, "-q", env=env), "demo-data")
+    _check(
+        cli("ingest", "--config", str(warehouse.data_dir / "sources.toml"), "--db", str(warehouse.db), "-q", env=env),
+        "ingest",
+    )
+    _check(cli("build", "--as-of", AS_OF, "--db", str(warehouse.db), env=env), "build")
+    done.write_text("ok\n")
+    return warehouse
+
+
+def copy_warehouse(source: Path, target: Path) -> Path:
+    shutil.copyfile(source, target)
+    return target
+
+
+def derived_warehouse(source: Path, target: Path, *, schemas: tuple[str, ...], with_rows: tuple[str, ...]) -> Path:
+    """A warehouse with the tables of `schemas` copied from source: with their rows for the schemas in
+    `with_rows`, empty otherwise (views become tables of the same columns)."""
+    with duckdb.connect(str(target)) as con:
+        con.execute(f"attach '{source}' as source (read_only)")
+        relations = con.execute(
+            """
+            select table_schema, table_name from information_schema.tables
+            where table_catalog = 'source' and table_schema in (select unnest($schemas))
+            """,
+            {"schemas": list(schemas)},
+        ).fetchall()
+        for schema in schemas:
+            con.execute(f'create schema if not exists "{schema}"')
+        for schema, table in relations:
+            limit = "" if schema in with_rows else " limit 0"
+            con.execute(f'create table "{schema}"."{table}" as select * from source."{schema}"."{table}"{limit}')
+        con.execute("detach source")
+    return target
+
+
+def empty_warehouse(source: Path, target: Path) -> Path:
+    """Built, but on no data: every raw, staging, intermediate and marts relation exists and is empty."""
+    return derived_warehouse(
+        source, target, schemas=("raw", "staging", "intermediate", "marts", "seeds"), with_rows=("seeds",)
+    )
+
+
+def never_built_warehouse(source: Path, target: Path) -> Path:
+    """Loaded (the raw schema with its rows) but never built: no marts."""
+    return derived_warehouse(source, target, schemas=("raw",), with_rows=("raw",))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class DashboardServer:
+    process: subprocess.Popen
+    port: int
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        """Stop `feedback-analytics dashboard` and its `streamlit run` child: both are in the session it leads."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=15)
+
+
+def start_dashboard(db: Path, env: dict[str, str], log: Path, timeout: float = 60) -> DashboardServer:
+    """`python -m ingest dashboard --port <free port> --db DB` in its own session; waits for /_stcore/health."""
+    port = free_port()
+    handle = log.open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ingest", "dashboard", "--port", str(port), "--db", str(db)],
+        cwd=ROOT,
+        env=env,
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    handle.close()
+    server = DashboardServer(process, port, log)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the dashboard exited {process.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return server
+        except OSError:
+            time.sleep(0.3)
+    server.stop()
+    raise RuntimeError(f"the dashboard did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
