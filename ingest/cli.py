@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
