@@ -46,20 +46,52 @@ single_copies as (
 ),
 
 first_loaded_of_repeated as (
-    select invoked_by_as_of.*
-    from invoked_by_as_of
+    select copies.*
+    from invoked_by_as_of as copies
     inner join repeated_keys
-        on invoked_by_as_of.event_id = repeated_keys.event_id
+        on copies.event_id = repeated_keys.event_id
     qualify row_number() over (
-        partition by invoked_by_as_of.event_id
-        order by invoked_by_as_of.loaded_at asc, invoked_by_as_of.load_id asc, invoked_by_as_of.source_uri asc
+        partition by copies.event_id
+        order by copies.loaded_at asc, copies.load_id asc, copies.source_uri asc
     ) = 1
 ),
 
 deduplicated as (
-    select * from single_copies
+    select
+        event_id,
+        invoked_at,
+        session_id,
+        skill_id,
+        invocation_uuid,
+        outcome,
+        confidence,
+        correction_type,
+        user_message_snippet,
+        turns_to_feedback,
+        ai_tools_used,
+        dimension_hint,
+        loaded_at,
+        load_id,
+        source_uri
+    from single_copies
     union all
-    select * from first_loaded_of_repeated
+    select
+        event_id,
+        invoked_at,
+        session_id,
+        skill_id,
+        invocation_uuid,
+        outcome,
+        confidence,
+        correction_type,
+        user_message_snippet,
+        turns_to_feedback,
+        ai_tools_used,
+        dimension_hint,
+        loaded_at,
+        load_id,
+        source_uri
+    from first_loaded_of_repeated
 )
 
 select * from deduplicated
