@@ -3,8 +3,26 @@
 -- an interrupted archive run): the first load wins. Events invoked after
 -- as_of are dropped, so a past as_of reproduces a past report.
 
--- A view: the dedupe above is cheap, and storing 5M events again (snippets and all) is not.
+-- A view: the dedupe below is cheap, and storing millions of events again (snippets and all) is not.
 {{ config(materialized='view') }}
+
+{%- set event_columns = [
+    'event_id',
+    'invoked_at',
+    'session_id',
+    'skill_id',
+    'invocation_uuid',
+    'outcome',
+    'confidence',
+    'correction_type',
+    'user_message_snippet',
+    'turns_to_feedback',
+    'ai_tools_used',
+    'dimension_hint',
+    'loaded_at',
+    'load_id',
+    'source_uri',
+] %}
 
 with events as (
     select * from {{ ref('stg_analyzer__events') }}
@@ -12,21 +30,7 @@ with events as (
 
 invoked_by_as_of as (
     select
-        event_id,
-        invoked_at,
-        session_id,
-        skill_id,
-        invocation_uuid,
-        outcome,
-        confidence,
-        correction_type,
-        user_message_snippet,
-        turns_to_feedback,
-        ai_tools_used,
-        dimension_hint,
-        loaded_at,
-        load_id,
-        source_uri
+        {{ event_columns | join(',\n        ') }}
     from events
     where invoked_at <= {{ as_of_timestamp() }}
 ),
@@ -58,39 +62,11 @@ first_loaded_of_repeated as (
 
 deduplicated as (
     select
-        event_id,
-        invoked_at,
-        session_id,
-        skill_id,
-        invocation_uuid,
-        outcome,
-        confidence,
-        correction_type,
-        user_message_snippet,
-        turns_to_feedback,
-        ai_tools_used,
-        dimension_hint,
-        loaded_at,
-        load_id,
-        source_uri
+        {{ event_columns | join(',\n        ') }}
     from single_copies
     union all
     select
-        event_id,
-        invoked_at,
-        session_id,
-        skill_id,
-        invocation_uuid,
-        outcome,
-        confidence,
-        correction_type,
-        user_message_snippet,
-        turns_to_feedback,
-        ai_tools_used,
-        dimension_hint,
-        loaded_at,
-        load_id,
-        source_uri
+        {{ event_columns | join(',\n        ') }}
     from first_loaded_of_repeated
 )
 
