@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fixtures_dbt import dbt_executable
 
 from ingest.warehouse import connect
 
 ROOT = Path(__file__).resolve().parents[1]
-DBT = str(Path(sys.executable).with_name("dbt"))
 
 
 @pytest.mark.slow
@@ -24,10 +23,10 @@ def test_dbt_docs_generate(tmp_path: Path) -> None:
     target = tmp_path / "target"
     common = ["--project-dir", str(ROOT), "--profiles-dir", str(ROOT), "--target-path", str(target)]
     built = subprocess.run(
-        [DBT, "build", *common, "--exclude", "resource_type:test"], env=env, capture_output=True, text=True
+        [dbt_executable(), "build", *common, "--exclude", "resource_type:test"], env=env, capture_output=True, text=True
     )
     assert built.returncode == 0, built.stdout[-4000:]
-    generated = subprocess.run([DBT, "docs", "generate", *common], env=env, capture_output=True, text=True)
+    generated = subprocess.run([dbt_executable(), "docs", "generate", *common], env=env, capture_output=True, text=True)
     assert generated.returncode == 0, generated.stdout[-4000:]
     manifest = json.loads((target / "manifest.json").read_text())
     catalog = json.loads((target / "catalog.json").read_text())

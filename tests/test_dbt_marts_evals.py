@@ -26,6 +26,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from fixtures_dbt import dbt_executable
 
 pytestmark = pytest.mark.slow
 
@@ -54,14 +55,6 @@ def as_of_instant(value: str) -> dt.datetime:
     if len(value) == 10:
         return dt.datetime.combine(dt.date.fromisoformat(value), dt.time.max)
     return dt.datetime.fromisoformat(value)
-
-
-def dbt_executable() -> str:
-    beside_python = Path(sys.executable).with_name("dbt")
-    found = str(beside_python) if beside_python.exists() else shutil.which("dbt")
-    if not found:
-        pytest.fail("dbt is not installed: run `make venv`")
-    return found
 
 
 def run(command: list[str], *, env: dict[str, str] | None = None) -> None:

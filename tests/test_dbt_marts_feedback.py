@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
-import shutil
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -22,6 +21,7 @@ from typing import Any
 
 import duckdb
 import pytest
+from fixtures_dbt import dbt_executable
 
 from ingest.demo_data import IMPROVING_SKILL, NEW_SKILL, WORSENING_SKILL
 
@@ -52,14 +52,6 @@ FEEDBACK_MARTS = (
     "reaction_satisfaction_daily",
     "reaction_changes_daily",
 )
-
-
-def dbt_executable() -> str:
-    beside_python = Path(sys.executable).with_name("dbt")
-    found = str(beside_python) if beside_python.exists() else shutil.which("dbt")
-    if not found:
-        pytest.fail("dbt is not installed: run `make venv`")
-    return found
 
 
 def run(command: list[str], *, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

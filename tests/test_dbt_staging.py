@@ -11,16 +11,13 @@ The tests read the staging views back and check each row.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
+from fixtures_dbt import run_dbt
 
 from ingest.warehouse import connect
 
@@ -424,14 +421,6 @@ RAW_ROWS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def dbt_executable() -> str:
-    beside_python = Path(sys.executable).with_name("dbt")
-    found = str(beside_python) if beside_python.exists() else shutil.which("dbt")
-    if not found:
-        pytest.fail("dbt is not installed: run `make venv`")
-    return found
-
-
 def insert_raw_rows(warehouse: Path) -> None:
     """Land RAW_ROWS in the raw tables the loader's DDL created, with lineage."""
     con = connect(warehouse)
@@ -452,29 +441,7 @@ def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work_dir = tmp_path_factory.mktemp("dbt_staging")
     warehouse = work_dir / "warehouse.duckdb"
     insert_raw_rows(warehouse)
-    result = subprocess.run(
-        [
-            dbt_executable(),
-            "build",
-            "--select",
-            "staging+",
-            "resource_type:seed",
-            "--project-dir",
-            str(REPO),
-            "--profiles-dir",
-            str(REPO),
-            "--target-path",
-            str(work_dir / "target"),
-            "--log-path",
-            str(work_dir / "logs"),
-        ],
-        cwd=REPO,
-        env={**os.environ, "FEEDBACK_DB": str(warehouse)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
+    result = run_dbt(["build", "--select", "staging+", "resource_type:seed"], warehouse=warehouse, work_dir=work_dir)
     assert result.returncode == 0, f"dbt build exited {result.returncode}:\n{result.stdout[-6000:]}"
     return warehouse
 
