@@ -275,7 +275,7 @@ def tenants() -> list[str]:
         """
         select tenant from marts.conversation_feedback_summary
         union select tenant_id from marts.eval_matrix
-        union select tenant from marts.feedback_signals
+        union select tenant from marts.feedback_signals_daily
         """
     )
     return sorted(value for value in frame["tenant"] if isinstance(value, str) and value)
@@ -376,15 +376,11 @@ def kpi_counts(
 
 @_cached
 def signal_volume_daily(start: dt.date, end: dt.date, retained: bool, tenant: str | None) -> pd.DataFrame:
-    """Signals per day and source system (feedback_signals_daily; feedback_signals when a tenant is chosen)."""
-    series = (
+    """Signals per day and source system (feedback_signals_daily), of one tenant when one is chosen."""
+    series = """
+        select signal_date, source_system, sum(signals) as signals
+        from marts.feedback_signals_daily where $tenant is null or tenant = $tenant group by all
         """
-        select occurred_date as signal_date, source_system, count(*) as signals
-        from marts.feedback_signals where tenant = $tenant group by all
-        """
-        if tenant
-        else "select signal_date, source_system, sum(signals) as signals from marts.feedback_signals_daily group by all"
-    )
     floors = {system: _floor(policy, retained) for system, policy in SIGNAL_SOURCE_POLICIES.items()}
     return _query(
         f"""

@@ -203,16 +203,21 @@ ingest.command("workspace", help="Workspace feedback, sessions, eval_runs: JSONL
 # -- build ------------------------------------------------------------------------
 @cli.command("build", context_settings={"ignore_unknown_options": True})
 @click.option("--as-of", "as_of", default=None, help="Report as of this date or ISO timestamp (default: now).")
+@click.option(
+    "--unit-tests/--no-unit-tests",
+    default=False,
+    help="Also run the dbt unit tests (they check the SQL on fixed rows, not the data; the test suite runs them).",
+)
 @db_option
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
-def build(as_of: str | None, db: str | None, dbt_args: tuple[str, ...]) -> None:
+def build(as_of: str | None, unit_tests: bool, db: str | None, dbt_args: tuple[str, ...]) -> None:
     """Run `dbt build` on the warehouse with the project's profile and vars (extra args go to dbt)."""
     from operations.build import dbt_build
 
     path = resolve_db_path(db)
     if not path.exists():
         raise UserError(f"warehouse {path} does not exist: run `feedback-analytics ingest ...` first")
-    code, _ = dbt_build(path, _parse_as_of(as_of), list(dbt_args))
+    code, _ = dbt_build(path, _parse_as_of(as_of), list(dbt_args), unit_tests=unit_tests)
     if code != 0:
         raise UserError(f"dbt build failed (exit {code}): see the dbt output above")
 

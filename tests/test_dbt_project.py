@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
-from fixtures_dbt import run_dbt
+from fixtures_dbt import dbt_executable, run_dbt
 
 from ingest.warehouse import RAW_TABLES, connect
 
@@ -163,3 +165,90 @@ def insert_placeholder_row(con: duckdb.DuckDBPyConnection, table: str) -> None:
     names = ", ".join(f'"{name}"' for name, _ in columns)
     values = ", ".join(PLACEHOLDERS[data_type] for _, data_type in columns)
     con.execute(f"insert into raw.{table} ({names}) values ({values})")
+
+
+KEY_TESTS = {"primary_key", "unique_combination_of_columns"}
+
+
+def test_every_model_has_a_primary_key_test(manifest: dict[str, Any]) -> None:
+    keyed = {
+        dependency
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "test"
+        and (node.get("test_metadata") or {}).get("name") in KEY_TESTS
+        and not (node["config"].get("where"))  # a key holds on every row, not on a filtered subset
+        for dependency in node["depends_on"]["nodes"]
+    }
+    models = [uid for uid, node in manifest["nodes"].items() if node["resource_type"] == "model"]
+    assert len(models) > 40
+    assert [uid for uid in models if uid not in keyed] == []
+
+
+def test_primary_key_test_fails_on_a_duplicate_and_on_a_null(tmp_path: Path) -> None:
+    """The project's primary_key generic test in a throwaway project: a seed with one duplicated key and one
+    null key fails it with exactly those two keys; a compound key fails on a null part too; a clean key passes."""
+    project = tmp_path / "project"
+    (project / "macros").mkdir(parents=True)
+    (project / "seeds").mkdir()
+    (project / "macros" / "primary_key.sql").write_text((REPO / "macros/generic_tests/primary_key.sql").read_text())
+    (project / "dbt_project.yml").write_text(
+        "name: pk_check\nversion: '1.0'\nconfig-version: 2\nprofile: pk_check\n"
+        "flags:\n  send_anonymous_usage_stats: false\n"
+    )
+    (project / "profiles.yml").write_text(
+        f"pk_check:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n      path: {tmp_path / 'pk.duckdb'}\n"
+    )
+    (project / "seeds" / "keys.csv").write_text("id,part,clean\na,1,x\nb,1,y\nb,2,z\n,3,w\n")
+    (project / "seeds" / "_seeds.yml").write_text(
+        "version: 2\nseeds:\n  - name: keys\n"
+        "    config:\n      column_types: {id: varchar, part: integer, clean: varchar}\n"
+        "    data_tests:\n"
+        "      - primary_key:\n          name: compound_key_with_a_null_part\n"
+        "          arguments:\n            columns: [id, part]\n"
+        "    columns:\n"
+        "      - name: id\n        data_tests: [primary_key]\n"
+        "      - name: clean\n        data_tests: [primary_key]\n"
+    )
+    result = subprocess.run(
+        [dbt_executable(), "build", "--project-dir", str(project), "--profiles-dir", str(project)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 1, result.stdout[-3000:]
+    outcomes = {
+        entry["unique_id"].split(".")[2]: (entry["status"], entry["failures"])
+        for entry in json.loads((project / "target" / "run_results.json").read_text())["results"]
+        if entry["unique_id"].startswith("test.")
+    }
+    assert outcomes == {
+        "primary_key_keys_id": ("fail", 2),  # b twice, and the null id
+        "compound_key_with_a_null_part": ("fail", 1),  # (null, 3); (b, 1) and (b, 2) are distinct
+        "primary_key_keys_clean": ("pass", 0),
+    }
+
+
+def test_feedback_analytics_build_leaves_the_unit_tests_to_the_test_suite(tmp_path: Path) -> None:
+    """`feedback-analytics build` runs every model and data test but no unit test; `--unit-tests` adds them."""
+    from operations.build import dbt_command
+
+    warehouse = new_warehouse(tmp_path)
+    target = tmp_path / "target"
+    result = subprocess.run(
+        [sys.executable, "-m", "ingest", "build", "--db", str(warehouse), "--", "--target-path", str(target), "-q"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    kinds = Counter(
+        entry["unique_id"].split(".")[0] for entry in json.loads((target / "run_results.json").read_text())["results"]
+    )
+    assert kinds["model"] > 40 and kinds["test"] > 200
+    assert kinds["unit_test"] == 0
+    assert "unit_test" in dbt_command(None, [])
+    assert "unit_test" not in dbt_command(None, [], unit_tests=True)

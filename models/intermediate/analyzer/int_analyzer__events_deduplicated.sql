@@ -3,8 +3,9 @@
 -- an interrupted archive run): the first load wins. Events invoked after
 -- as_of are dropped, so a past as_of reproduces a past report.
 
--- A view: the dedupe below is cheap, and storing millions of events again (snippets and all) is not.
-{{ config(materialized='view') }}
+-- A table (the intermediate default): the retention views, the weighted
+-- events, the unified signals and the tests all read it, and each would
+-- otherwise redo the dedupe over millions of events.
 
 {%- set event_columns = [
     'event_id',

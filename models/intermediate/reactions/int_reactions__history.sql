@@ -80,10 +80,7 @@ classified as (
             when is_clear then false
             when is_user_reaction then is_latest_user_reaction_for_turn
             else coalesce(confidence >= {{ var('machine_confidence_threshold') }}, false)
-        end as is_active,
-        loaded_at,
-        load_id,
-        source_uri
+        end as is_active
     from user_sequence
 )
 

@@ -2,6 +2,10 @@
 -- the conversations-in-period report returns as feedback items), each with
 -- its artifact resource name `rn`, which every report row must carry.
 
+-- A view: a filter on int_reactions__history (a table, the same rows plus
+-- the replaced and cleared ones), cheaper to read than to store again.
+{{ config(materialized='view') }}
+
 with active as (
     select * from {{ ref('int_reactions__active') }}
 ),

@@ -5,6 +5,11 @@
 -- keeps a null rating (the not_null test on rating fails the build: add the
 -- label to the seed).
 
+-- A view: a union of stored intermediate tables and a join to a small seed,
+-- cheaper to read on demand than to store every signal a second time. The
+-- dashboard reads feedback_signals_daily.
+{{ config(materialized='view') }}
+
 with signals as (
     select * from {{ ref('int_signals__unioned') }}
 ),
