@@ -43,16 +43,14 @@ def page_calls(period_days: int) -> dict[str, list[Call]]:
         if rows.empty:
             return None
         row = rows.iloc[0]
-        data.conversation_turns(row["tenant"], row["project"], row["conversation_id"])
-        return data.conversation_reaction_history(row["tenant"], row["project"], row["conversation_id"], f.retained)
+        return data.conversation_detail(row["tenant"], row["project"], row["conversation_id"], f.retained)
 
     def busiest_skill() -> Any:
         rates = data.skill_correction_rates()
         if rates.empty:
             return None
         skill = rates.sort_values("sample_size", ascending=False)["skill_id"].iloc[0]
-        data.skill_weekly(skill, *window, f.retained)
-        return data.skill_events(skill, *window, f.retained)
+        return data.skill_detail(skill, *window, f.retained)
 
     def first_eval_cell() -> Any:
         matrix = data.eval_matrix(f.tenant)
@@ -64,8 +62,7 @@ def page_calls(period_days: int) -> dict[str, list[Call]]:
 
     sidebar: list[Call] = [
         ("status", data.status),
-        ("tenants", data.tenants),
-        ("projects", lambda: data.projects(f.tenant)),
+        ("tenants and projects", lambda: (data.tenants(), data.projects(f.tenant))),
     ]
     return {
         "Overview": [
@@ -90,9 +87,7 @@ def page_calls(period_days: int) -> dict[str, list[Call]]:
         ],
         "Skills": [
             *sidebar,
-            ("skill_correction_rates", data.skill_correction_rates),
-            ("skill_correction_trends", data.skill_correction_trends),
-            ("skill_dimension_hotspots", data.skill_dimension_hotspots),
+            ("skill rates, trends, hotspots", lambda: (data.skill_correction_rates(), data.skill_dimension_hotspots())),
             ("skill drill-down", busiest_skill),
         ],
         "Evals": [

@@ -2,7 +2,11 @@
 
     .venv/bin/python bench/run.py [--events 1000000] [--memory-events 1000000,2500000,5000000]
                                   [--pg-rows 1000000] [--repeat 3] [--scale 100]
-                                  [--only ingest,memory,postgres,analyzer-script,dbt]
+                                  [--only ingest,memory,postgres,analyzer-script,dbt,dashboard]
+                                  [--dashboard-loads 20]
+
+`dashboard` runs on the warehouse of the `dbt` step (bench/dashboard_queries.py
+and bench/dashboard_render.py, which also run alone on any built warehouse).
 
 Every timing runs the real command line in a fresh process (as a user would)
 and the baseline in a fresh process too, alternating, and reports the median.
@@ -290,6 +294,7 @@ def bench_dbt_scale(tmp: Path, scale: float) -> dict:
         )
     build_s, nodes = _dbt_build(db, tmp / f"target-{scale:g}")
     return {
+        "db": str(db),
         "scale": scale,
         "signals": signals,
         "generate_s": round(generate_s, 1),
@@ -298,6 +303,24 @@ def bench_dbt_scale(tmp: Path, scale: float) -> dict:
         "slowest_nodes": nodes[:15],
         "nodes": len(nodes),
     }
+
+
+def bench_dashboard(db: Path, loads: int) -> dict:
+    """The dashboard on the built scale warehouse: every page's queries (p95 of `loads`), then every page in
+    chromium until fully rendered (cold and warm); each script prints its own Markdown table."""
+    tables = {}
+    for name, script, count in (
+        ("queries", "dashboard_queries.py", loads),
+        ("render", "dashboard_render.py", max(3, loads // 2)),
+    ):
+        completed = subprocess.run(
+            [PYTHON, str(ROOT / "bench" / script), "--db", str(db), "--loads", str(count)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        tables[name] = completed.stdout[completed.stdout.index("| page") :].strip()
+    return tables
 
 
 def markdown(results: dict) -> str:
@@ -350,6 +373,9 @@ def markdown(results: dict) -> str:
             *[f"| {n['node']} | {n['status']} | {n['seconds']} |" for n in r["slowest_nodes"]],
             "",
         ]
+    if "dashboard" in results:
+        lines += ["Dashboard page queries:", "", results["dashboard"]["queries"], ""]
+        lines += ["Dashboard pages in chromium:", "", results["dashboard"]["render"], ""]
     return "\n".join(lines)
 
 
@@ -360,7 +386,8 @@ def main() -> None:
     parser.add_argument("--pg-rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scale", type=float, default=100)
-    parser.add_argument("--only", default="ingest,memory,postgres,analyzer-script,dbt")
+    parser.add_argument("--only", default="ingest,memory,postgres,analyzer-script,dbt,dashboard")
+    parser.add_argument("--dashboard-loads", type=int, default=20)
     args = parser.parse_args()
     only = set(args.only.split(","))
     OUT.mkdir(parents=True, exist_ok=True)
@@ -385,6 +412,9 @@ def main() -> None:
         if "dbt" in only:
             results["dbt_scale"] = bench_dbt_scale(tmp, args.scale)
             print(json.dumps(results["dbt_scale"]), flush=True)
+            if "dashboard" in only:  # on the warehouse the dbt step built
+                results["dashboard"] = bench_dashboard(Path(results["dbt_scale"]["db"]), args.dashboard_loads)
+                print(results["dashboard"]["queries"], results["dashboard"]["render"], sep="\n\n", flush=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     print()
     print(markdown(results))

@@ -20,13 +20,13 @@ the as-of day, [as_of - N + 1, as_of], the previous period the N days before.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
-import json
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,7 +35,6 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
 CACHE_SECONDS = 300
 LOCK_RETRY_SECONDS = 3.0
 RAW_DATA_TABLES = (
@@ -132,23 +131,38 @@ def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
     return {name: value for name, value in (params or {}).items() if name in used}
 
 
-def _queries(*statements: str | tuple[str, dict[str, Any]]) -> list[pd.DataFrame]:
-    """Run statements on one fresh read-only connection, closed before returning."""
+class _Session:
+    """One read-only connection for a few statements in a row (see `_session`)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
+    def df(self, sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+        return self._con.execute(sql, _bind(sql, params)).df()
+
+
+@contextlib.contextmanager
+def _session() -> Iterator[_Session]:
+    """A fresh read-only connection, closed on leaving: for the statements of one call, back to back."""
     path = warehouse_path()
     if not path.exists():
         raise WarehouseUnavailable(f"No warehouse at {path}. Create one with {LOAD_HINT}, or point FEEDBACK_DB at it.")
     try:
         with _connect(path) as con:
-            results = []
-            for statement in statements:
-                sql, params = (statement, None) if isinstance(statement, str) else statement
-                results.append(con.execute(sql, _bind(sql, params)).df())
-            return results
+            yield _Session(con)
     except duckdb.CatalogException as exc:
         raise WarehouseUnavailable(
             f"The warehouse at {path} lacks a table this page reads ({str(exc).splitlines()[0]}). "
             f"Build the marts with {BUILD_HINT}."
         ) from None
+
+
+def _queries(*statements: str | tuple[str, dict[str, Any]]) -> list[pd.DataFrame]:
+    """Run statements on one fresh read-only connection, closed before returning."""
+    with _session() as session:
+        return [
+            session.df(*((statement, None) if isinstance(statement, str) else statement)) for statement in statements
+        ]
 
 
 def _query(sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
@@ -164,144 +178,113 @@ class WarehouseStatus:
     marts: tuple[str, ...] = ()
     as_of: dt.date | None = None
     built_at: dt.datetime | None = None
-    built_at_source: str = ""
     last_loaded_at: dt.datetime | None = None
     first_date: dt.date | None = None
     message: str = field(default="")
+    # read on the same connection, since every page needs them: (tenant, project or None) pairs for the
+    # filters, and (policy, first day kept or None) from retention_policy_windows
+    tenant_projects: tuple[tuple[str, str | None], ...] = ()
+    retention_cutoffs: tuple[tuple[str, dt.date | None], ...] = ()
 
     @property
     def ready(self) -> bool:
         return self.state == "ready"
 
 
+def _timestamp(value: Any) -> dt.datetime | None:
+    return None if pd.isna(value) else pd.Timestamp(value).to_pydatetime()
+
+
 @_cached
 def status() -> WarehouseStatus:
-    """What the warehouse holds and as of when. Never raises for a missing or unbuilt warehouse.
+    """What the warehouse holds and as of when, on one connection. Never raises for a missing or unbuilt warehouse.
 
-    - as_of: the dbt var `as_of` the marts were built for, read from a table
-      mart (skill_correction_rates.window_end_at, else the history marts'
-      computed_as_of): a table keeps the instant of its build, unlike a view.
-    - built_at: when dbt last built this warehouse, from dbt's
-      run_results.json (DBT_TARGET_PATH, else the project's target/), used
-      only when its relations name this warehouse's catalog and its as_of var
-      matches. The marts carry no build timestamp of their own.
+    The marts say for which as_of and when they were built (marts.build_info, written by every build); the
+    load manifest says when data last arrived.
     """
     path = warehouse_path()
     if not path.exists():
         return WarehouseStatus(
             str(path), "missing", message=f"No warehouse at `{path}` yet. Create it with {LOAD_HINT}."
         )
-    tables, catalog_row = _queries(
-        "select table_schema, table_name from information_schema.tables where table_schema in ('raw', 'marts')",
-        "select current_database() as catalog",
-    )
-    catalog = catalog_row["catalog"].iloc[0]
-    raw = set(tables.loc[tables["table_schema"] == "raw", "table_name"])
-    marts = tuple(sorted(tables.loc[tables["table_schema"] == "marts", "table_name"]))
-    if not raw & set(RAW_DATA_TABLES) or "load_manifest" not in raw:
-        return WarehouseStatus(
-            str(path), "not_loaded", message=f"The warehouse at `{path}` holds no data yet. Load it with {LOAD_HINT}."
+    with _session() as session:
+        tables = session.df(
+            "select table_schema, table_name from information_schema.tables where table_schema in ('raw', 'marts')"
         )
-    last_loaded_sql = "select max(finished_at) as last_loaded_at from raw.load_manifest"
-    if "skill_correction_rates" not in marts or "session_feedback_daily" not in marts:
-        last_loaded = _query(last_loaded_sql)["last_loaded_at"].iloc[0]
-        return WarehouseStatus(
-            str(path),
-            "not_built",
-            marts=marts,
-            last_loaded_at=None if pd.isna(last_loaded) else last_loaded.to_pydatetime(),
-            message=f"The warehouse at `{path}` is loaded but its marts were never built. Run {BUILD_HINT}.",
+        raw = set(tables.loc[tables["table_schema"] == "raw", "table_name"])
+        marts = tuple(sorted(tables.loc[tables["table_schema"] == "marts", "table_name"]))
+        if not raw & set(RAW_DATA_TABLES) or "load_manifest" not in raw:
+            return WarehouseStatus(
+                str(path),
+                "not_loaded",
+                message=f"The warehouse at `{path}` holds no data yet. Load it with {LOAD_HINT}.",
+            )
+        last_loaded_at = _timestamp(
+            session.df("select max(finished_at) as last_loaded_at from raw.load_manifest")["last_loaded_at"].iloc[0]
         )
-    history = [
-        f"select max(computed_as_of) as as_of_at from marts.{name}"
-        for name in ("session_feedback_daily_history", "reaction_satisfaction_daily_history")
-        if name in marts
-    ]
-    last_loaded_row, as_of_row, first_row = _queries(
-        last_loaded_sql,
-        f"""
-        with candidates as (
-            select 1 as priority, max(window_end_at) as as_of_at from marts.skill_correction_rates
-            {"".join(f" union all select 2, as_of_at from ({sql})" for sql in history)}
+        if not {"build_info", "session_feedback_daily"} <= set(marts):
+            return WarehouseStatus(
+                str(path),
+                "not_built",
+                marts=marts,
+                last_loaded_at=last_loaded_at,
+                message=f"The warehouse at `{path}` is loaded but its marts were never built. Run {BUILD_HINT}.",
+            )
+        build = session.df("select built_at, as_of_at from marts.build_info order by built_at desc limit 1")
+        first = session.df("select min(feedback_date) as first_date from marts.session_feedback_daily")
+        tenant_sources = [
+            sql
+            for mart, sql in (
+                ("conversation_feedback_summary", "select tenant, project from marts.conversation_feedback_summary"),
+                ("eval_matrix", "select tenant_id, null from marts.eval_matrix"),
+                ("feedback_signals_daily", "select tenant, null from marts.feedback_signals_daily"),
+            )
+            if mart in marts
+        ]
+        pairs = session.df(" union ".join(tenant_sources)) if tenant_sources else pd.DataFrame()
+        cutoffs = (
+            session.df("select policy, cast(cutoff_at as date) as cutoff_date from marts.retention_policy_windows")
+            if "retention_policy_windows" in marts
+            else pd.DataFrame(columns=["policy", "cutoff_date"])
         )
-        select as_of_at from candidates where as_of_at is not null order by priority limit 1
-        """,
-        "select min(feedback_date) as first_date from marts.session_feedback_daily",
-    )
-    last_loaded = last_loaded_row["last_loaded_at"].iloc[0]
-    last_loaded_at = None if pd.isna(last_loaded) else last_loaded.to_pydatetime()
-    as_of = None if as_of_row.empty else as_of_row["as_of_at"].iloc[0].date()
-    first = first_row["first_date"].iloc[0]
-    built_at, source = _dbt_build_time(catalog, as_of)
+    as_of_at = _timestamp(build["as_of_at"].iloc[0]) if not build.empty else None
+    first_date = first["first_date"].iloc[0]
     return WarehouseStatus(
         str(path),
         "ready",
         marts=marts,
-        as_of=as_of,
-        built_at=built_at,
-        built_at_source=source,
+        as_of=as_of_at.date() if as_of_at else None,
+        built_at=_timestamp(build["built_at"].iloc[0]) if not build.empty else None,
         last_loaded_at=last_loaded_at,
-        first_date=None if pd.isna(first) else pd.Timestamp(first).date(),
+        first_date=None if pd.isna(first_date) else pd.Timestamp(first_date).date(),
+        tenant_projects=tuple(
+            (tenant, project if isinstance(project, str) else None)
+            for tenant, project in pairs.itertuples(index=False)
+            if isinstance(tenant, str) and tenant
+        ),
+        retention_cutoffs=tuple(
+            (policy, None if pd.isna(cutoff) else pd.Timestamp(cutoff).date())
+            for policy, cutoff in cutoffs.itertuples(index=False)
+        ),
     )
-
-
-def dbt_target_dir() -> Path:
-    return Path(os.environ.get("DBT_TARGET_PATH") or PROJECT_DIR / "target")
-
-
-def _dbt_build_time(catalog: str, as_of: dt.date | None) -> tuple[dt.datetime | None, str]:
-    run_results = dbt_target_dir() / "run_results.json"
-    try:
-        results = json.loads(run_results.read_text())
-    except (OSError, ValueError):
-        return None, "no dbt run_results.json found"
-    relations = {str(result.get("relation_name") or "") for result in results.get("results", [])}
-    if not any(relation.startswith(f'"{catalog}".') for relation in relations):
-        return None, "the latest dbt run_results.json belongs to another warehouse"
-    run_as_of = (results.get("args", {}).get("vars") or {}).get("as_of")
-    if run_as_of and as_of and str(run_as_of)[:10] != as_of.isoformat():
-        return None, "the latest dbt run_results.json was built for another as-of"
-    generated_at = results.get("metadata", {}).get("generated_at")
-    if not generated_at:
-        return None, "dbt run_results.json has no timestamp"
-    built = dt.datetime.fromisoformat(generated_at.replace("Z", "+00:00")).astimezone(dt.UTC).replace(tzinfo=None)
-    return built, "dbt run_results.json"
 
 
 # -- filters: tenants, projects, retention cutoffs ---------------------------------------------------------------------
-@_cached
 def tenants() -> list[str]:
-    frame = _query(
-        """
-        select tenant from marts.conversation_feedback_summary
-        union select tenant_id from marts.eval_matrix
-        union select tenant from marts.feedback_signals_daily
-        """
-    )
-    return sorted(value for value in frame["tenant"] if isinstance(value, str) and value)
+    """Every tenant of the marts (conversations, evals, unified signals), for the filters."""
+    return sorted({tenant for tenant, _ in status().tenant_projects})
 
 
-@_cached
 def projects(tenant: str | None) -> list[str]:
-    frame = _query(
-        """
-        select distinct project from marts.conversation_feedback_summary
-        where ($tenant is null or tenant = $tenant) and project is not null
-        order by project
-        """,
-        {"tenant": tenant},
+    """The projects of a tenant (of every tenant when None), for the filters."""
+    return sorted(
+        {project for owner, project in status().tenant_projects if project and (tenant is None or owner == tenant)}
     )
-    return list(frame["project"])
 
 
-@_cached
 def retention_cutoffs() -> dict[str, dt.date | None]:
     """Policy -> first day it keeps (None: kept forever). Same cutoffs as the retained_* views."""
-    frame = _query("select policy, cast(cutoff_at as date) as cutoff_date from marts.retention_policy_windows")
-    return {
-        row.policy: (None if pd.isna(row.cutoff_date) else pd.Timestamp(row.cutoff_date).date())
-        for row in frame.itertuples()
-    }
+    return dict(status().retention_cutoffs)
 
 
 def _floor(policy: str, retained: bool) -> dt.date | None:
@@ -542,8 +525,8 @@ def conversations(
                ok / nullif(ok + not_ok + neutral, 0) as satisfaction_rate,
                count(*) over () as matching
         from marts.conversation_feedback_summary
-        where cast(last_activity_at as date) between $start and $end
-          and ($floor is null or cast(last_activity_at as date) >= $floor)
+        where last_activity_at >= $start and last_activity_at < $end + interval 1 day
+          and ($floor is null or last_activity_at >= $floor)
           and ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
         order by last_activity_at desc, conversation_id
         limit $limit
@@ -560,106 +543,121 @@ def conversations(
 
 
 @_cached
-def conversation_turns(tenant: str, project: str, conversation_id: str) -> pd.DataFrame:
-    """The active reaction of each turn of one conversation (the reaction's rn identifies the stored row)."""
-    return _query(
-        """
-        select turn_id, origin, reaction, confidence, reacted_at, comment_text, rn
-        from marts.turn_reactions_active
-        where tenant = $tenant and project = $project and conversation_id = $conversation_id
-        order by reacted_at, turn_id, origin
-        """,
-        {"tenant": tenant, "project": project, "conversation_id": conversation_id},
-    )
-
-
-@_cached
-def conversation_reaction_history(tenant: str, project: str, conversation_id: str, retained: bool) -> pd.DataFrame:
-    """Every stored reaction of one conversation (replaced and cleared ones too), flagged when it is the active one."""
+def conversation_detail(
+    tenant: str, project: str, conversation_id: str, retained: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One conversation on one connection: the active reaction of each turn (its rn identifies the stored row),
+    and every stored reaction (replaced and cleared ones too), flagged when it is the active one."""
     relation = "marts.retained_turn_reactions" if retained else "staging.stg_reactions__turn_reactions"
-    return _query(
-        f"""
-        select history.turn_id, history.origin, history.reaction, history.is_clear, history.confidence,
-               history.reacted_at, history.reaction_rn as rn, active.rn is not null as is_active
-        from {relation} as history
-        left join marts.turn_reactions_active as active on active.rn = history.reaction_rn
-        where history.tenant = $tenant and history.project = $project
-          and history.conversation_id = $conversation_id
-        order by history.turn_id, history.reacted_at
-        """,
-        {"tenant": tenant, "project": project, "conversation_id": conversation_id},
+    key = {"tenant": tenant, "project": project, "conversation_id": conversation_id}
+    conversation = "tenant = $tenant and project = $project and conversation_id = $conversation_id"
+    turns, history = _queries(
+        (
+            f"""
+            select turn_id, origin, reaction, confidence, reacted_at, comment_text, rn
+            from marts.turn_reactions_active
+            where {conversation}
+            order by reacted_at, turn_id, origin
+            """,
+            key,
+        ),
+        (
+            f"""
+            with active as (select rn from marts.turn_reactions_active where {conversation})
+            select history.turn_id, history.origin, history.reaction, history.is_clear, history.confidence,
+                   history.reacted_at, history.reaction_rn as rn, active.rn is not null as is_active
+            from (select * from {relation} where {conversation}) as history
+            left join active on active.rn = history.reaction_rn
+            order by history.turn_id, history.reacted_at
+            """,
+            key,
+        ),
     )
+    return turns, history
 
 
 # -- skills -----------------------------------------------------------------------------------------------------------
 @_cached
-def skill_correction_rates() -> pd.DataFrame:
-    return _query(
+def _skill_marts() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The three small skill marts on one connection (rates, trends, hotspots)."""
+    rates, trends, hotspots = _queries(
         """
         select skill_id, corrections, partials, acceptances, sample_size, correction_rate,
                correction_rate_ci_low, correction_rate_ci_high, sufficient_data
         from marts.skill_correction_rates
         order by sufficient_data desc, correction_rate desc nulls last, skill_id
-        """
-    )
-
-
-@_cached
-def skill_correction_trends() -> pd.DataFrame:
-    return _query(
+        """,
         """
         select skill_id, recent_rate, prior_rate, recent_sample, prior_sample, trend, direction,
                recent_rate_ci_low, recent_rate_ci_high, prior_rate_ci_low, prior_rate_ci_high,
                p_value, is_significant
         from marts.skill_correction_trends
         order by trend desc nulls last, skill_id
-        """
-    )
-
-
-@_cached
-def skill_dimension_hotspots() -> pd.DataFrame:
-    return _query(
+        """,
         """
         select skill_id, dimension, occurrences
         from marts.skill_dimension_hotspots
         order by skill_id, occurrences desc
-        """
-    )
-
-
-@_cached
-def skill_weekly(skill_id: str, start: dt.date, end: dt.date, retained: bool) -> pd.DataFrame:
-    """Weekly correction rate of one skill, for the weeks that overlap the period."""
-    return _query(
-        """
-        select week_start, sample_size, correction_rate, correction_rate_ci_low, correction_rate_ci_high
-        from marts.skill_correction_weekly
-        where skill_id = $skill_id and week_start between $start - interval 6 day and $end
-          and ($floor is null or week_start >= $floor - interval 6 day)
-        order by week_start
         """,
-        {"skill_id": skill_id, "start": start, "end": end, "floor": _floor("analyzer_events", retained)},
     )
+    return rates, trends, hotspots
+
+
+def skill_correction_rates() -> pd.DataFrame:
+    return _skill_marts()[0]
+
+
+def skill_correction_trends() -> pd.DataFrame:
+    return _skill_marts()[1]
+
+
+def skill_dimension_hotspots() -> pd.DataFrame:
+    return _skill_marts()[2]
 
 
 @_cached
-def skill_events(skill_id: str, start: dt.date, end: dt.date, retained: bool, limit: int = 100) -> pd.DataFrame:
-    """The skill's latest events in the period; `matching` is how many there are in all."""
+def skill_detail(
+    skill_id: str, start: dt.date, end: dt.date, retained: bool, limit: int = 100
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One skill on one connection: its weekly correction rate for the weeks that overlap the period, and its
+    latest events in the period (`matching`: how many there are in all)."""
     relation = "marts.retained_analyzer_events" if retained else "staging.stg_analyzer__events"
-    return _query(
-        f"""
-        select invoked_at, outcome, correction_type, dimension_hint, confidence, turns_to_feedback,
-               array_to_string(ai_tools_used, ', ') as ai_tools_used,
-               nullif(user_message_snippet, '') as user_message_snippet, session_id, event_id,
-               count(*) over () as matching
-        from {relation}
-        where skill_id = $skill_id and cast(invoked_at as date) between $start and $end
-        order by invoked_at desc, event_id
-        limit $limit
-        """,
-        {"skill_id": skill_id, "start": start, "end": end, "limit": limit},
+    # a timestamp range, not cast(invoked_at as date): events arrive (and are stored) in time order, so the range
+    # skips the row groups outside the period
+    in_period = "skill_id = $skill_id and invoked_at >= $start and invoked_at < $end + interval 1 day"
+    params = {
+        "skill_id": skill_id,
+        "start": start,
+        "end": end,
+        "limit": limit,
+        "floor": _floor("analyzer_events", retained),
+    }
+    weekly, events, matching = _queries(
+        (
+            """
+            select week_start, sample_size, correction_rate, correction_rate_ci_low, correction_rate_ci_high
+            from marts.skill_correction_weekly
+            where skill_id = $skill_id and week_start between $start - interval 6 day and $end
+              and ($floor is null or week_start >= $floor - interval 6 day)
+            order by week_start
+            """,
+            params,
+        ),
+        (
+            f"""
+            select invoked_at, outcome, correction_type, dimension_hint, confidence, turns_to_feedback,
+                   array_to_string(ai_tools_used, ', ') as ai_tools_used,
+                   nullif(user_message_snippet, '') as user_message_snippet, session_id, event_id
+            from {relation}
+            where {in_period}
+            order by invoked_at desc, event_id
+            limit $limit
+            """,
+            params,
+        ),
+        (f"select count(*) as matching from {relation} where {in_period}", params),
     )
+    return weekly, events.assign(matching=int(matching["matching"].iloc[0]))
 
 
 # -- evals ------------------------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ def _when(moment: dt.datetime | None) -> str:
 
 def freshness(status: data.WarehouseStatus) -> str:
     as_of = status.as_of.isoformat() if status.as_of else "unknown"
-    built = _when(status.built_at) if status.built_at else f"unknown ({status.built_at_source})"
+    built = _when(status.built_at)
     return (
         f"Data as of **{as_of}** (UTC) · marts built {built} · last ingest {_when(status.last_loaded_at)} · "
         f"warehouse `{status.path}`"

@@ -314,15 +314,18 @@ def test_tenant_satisfaction_adds_up_to_the_daily_mart(use_warehouse, demo: Demo
 
 
 def test_status_reads_as_of_and_build_time(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
+    """As-of day and build time come from marts.build_info, so they travel with the warehouse file."""
     use_warehouse(demo.db)
     status = data.status()
     assert status.state == "ready" and status.as_of == dt.date(2026, 11, 1)
-    assert status.built_at is not None and status.built_at_source == "dbt run_results.json"
-    # the same marts under another file name: run_results.json names another catalog, so no build time
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        (built_at,) = con.execute("select built_at from marts.build_info").fetchall()[0]
+    assert status.built_at == built_at
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    assert now - dt.timedelta(hours=6) < built_at <= now + dt.timedelta(minutes=1)
     use_warehouse(copy_warehouse(demo.db, tmp_path / "other.duckdb"))
     other = data.status()
-    assert other.as_of == dt.date(2026, 11, 1) and other.built_at is None
-    assert "another warehouse" in other.built_at_source
+    assert (other.as_of, other.built_at) == (status.as_of, status.built_at)
 
 
 def test_benchmark_helper_runs(demo: DemoWarehouse) -> None:

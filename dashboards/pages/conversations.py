@@ -110,7 +110,9 @@ with layout.section("Conversations"):
             f"**Conversation `{chosen['conversation_id']}`** ({chosen['tenant']} / {chosen['project']})"
             + ("" if rows else ": the most recent one; select a row above to pick another")
         )
-        turns = data.conversation_turns(chosen["tenant"], chosen["project"], chosen["conversation_id"])
+        turns, history = data.conversation_detail(
+            chosen["tenant"], chosen["project"], chosen["conversation_id"], f.retained
+        )
         if turns.empty:
             st.info("This conversation has no active reaction left (all cleared or below the confidence threshold).")
         else:
@@ -124,9 +126,6 @@ with layout.section("Conversations"):
                 },
             )
         with st.expander("Every stored reaction of this conversation, replaced and cleared ones too"):
-            history = data.conversation_reaction_history(
-                chosen["tenant"], chosen["project"], chosen["conversation_id"], f.retained
-            )
             if history.empty:
                 st.info("No stored reactions for this conversation.")
             else:

@@ -149,7 +149,7 @@ with layout.section("Skill drill-down"):
                 worsening["skill_id"].iloc[0] if not worsening.empty else (ranked_skills or skills)[0]
             )
         skill = st.selectbox("Skill", skills, key="skill")
-        weekly = data.skill_weekly(skill, f.start, f.end, f.retained)
+        weekly, events = data.skill_detail(skill, f.start, f.end, f.retained)
         charts.show(
             weekly.dropna(subset=["correction_rate"]).assign(skill_id=skill),
             lambda frame: charts.rate_lines(
@@ -168,7 +168,6 @@ with layout.section("Skill drill-down"):
             ),
             f"No events of {skill} in the weeks of this period.",
         )
-        events = data.skill_events(skill, f.start, f.end, f.retained)
         if events.empty:
             st.info(f"No events of {skill} in {f.period_label()}.")
         else:

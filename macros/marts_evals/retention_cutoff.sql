@@ -21,3 +21,15 @@
 {% macro retention_cutoff_date(keep_days) -%}
     cast({{ dbt.dateadd('day', '-1 * (' ~ keep_days ~ ')', 'cast(' ~ as_of_timestamp() ~ ' as date)') }} as date)
 {%- endmacro %}
+
+{#-
+    The keep_days of one policy of the `retention_policies` seed, as a scalar
+    subquery: a filter `ts >= retention_cutoff_at(retention_keep_days('x'))`
+    then stays a plain comparison with a constant that DuckDB pushes into the
+    table scan (skipping row groups by their min/max), where a cross join
+    with the policy row would not. A policy missing from the seed gives null,
+    so the view keeps nothing rather than everything.
+-#}
+{% macro retention_keep_days(policy) -%}
+    (select retention_policies.keep_days from {{ ref('retention_policies') }} as retention_policies where retention_policies.policy = '{{ policy }}')
+{%- endmacro %}

@@ -84,4 +84,8 @@ classified as (
     from user_sequence
 )
 
-select * from classified
+-- Stored by conversation (noqa: sorted on purpose): the dashboard looks up one
+-- conversation's reactions, and DuckDB then reads only the row groups whose
+-- min/max can hold it.
+select * from classified  -- noqa: CV13
+order by tenant, project, conversation_id, turn_id, reacted_at, reaction_rn

@@ -26,4 +26,7 @@ counts_per_conversation as (
     group by tenant, project, conversation_id
 )
 
-select * from counts_per_conversation
+-- Stored by last activity (noqa: sorted on purpose): the dashboard lists the
+-- conversations of a period and reads only the row groups of that period.
+select * from counts_per_conversation  -- noqa: CV13
+order by last_activity_at, tenant, project, conversation_id

@@ -9,24 +9,6 @@ with events as (
     select * from {{ ref('int_analyzer__events_deduplicated') }}
 ),
 
-retention_policies as (
-    select * from {{ ref('retention_policies') }}
-),
-
-delete_policy as (
-    select
-        policy as retention_policy,
-        keep_days
-    from retention_policies
-    where policy = 'analyzer_events'
-),
-
-archive_policy as (
-    select keep_days as active_keep_days
-    from retention_policies
-    where policy = 'analyzer_events_archive'
-),
-
 retained as (
     select
         events.event_id,
@@ -44,16 +26,16 @@ retained as (
         events.loaded_at,
         events.load_id,
         events.source_uri,
-        delete_policy.retention_policy,
+        'analyzer_events' as retention_policy,
         case
-            when events.invoked_at >= {{ retention_cutoff_at('archive_policy.active_keep_days') }}
+            when events.invoked_at >= {{
+                retention_cutoff_at(retention_keep_days('analyzer_events_archive'))
+            }}
                 then 'active'
             else 'archive'
         end as storage_tier
     from events
-    cross join delete_policy
-    cross join archive_policy
-    where events.invoked_at >= {{ retention_cutoff_at('delete_policy.keep_days') }}
+    where events.invoked_at >= {{ retention_cutoff_at(retention_keep_days('analyzer_events')) }}
 )
 
 select * from retained

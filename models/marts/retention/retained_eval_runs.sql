@@ -6,18 +6,6 @@ with eval_runs as (
     select * from {{ ref('stg_workspace__eval_runs') }}
 ),
 
-retention_policies as (
-    select * from {{ ref('retention_policies') }}
-),
-
-policy as (
-    select
-        policy as retention_policy,
-        keep_days
-    from retention_policies
-    where policy = 'eval_runs'
-),
-
 retained as (
     select
         eval_runs.eval_run_id,
@@ -36,11 +24,10 @@ retained as (
         eval_runs.loaded_at,
         eval_runs.load_id,
         eval_runs.source_uri,
-        policy.retention_policy
+        'eval_runs' as retention_policy
     from eval_runs
-    cross join policy
     where
-        eval_runs.started_at >= {{ retention_cutoff_at('policy.keep_days') }}
+        eval_runs.started_at >= {{ retention_cutoff_at(retention_keep_days('eval_runs')) }}
         and eval_runs.started_at <= {{ as_of_timestamp() }}
 )
 

@@ -8,18 +8,6 @@ with records as (
     select * from {{ ref('stg_session_feedback__records') }}
 ),
 
-retention_policies as (
-    select * from {{ ref('retention_policies') }}
-),
-
-policy as (
-    select
-        policy as retention_policy,
-        keep_days
-    from retention_policies
-    where policy = 'session_feedback'
-),
-
 retained as (
     select
         records.feedback_id,
@@ -35,11 +23,12 @@ retained as (
         records.loaded_at,
         records.load_id,
         records.source_uri,
-        policy.retention_policy
+        'session_feedback' as retention_policy
     from records
-    cross join policy
     where
-        records.recorded_date >= {{ retention_cutoff_date('policy.keep_days') }}
+        records.recorded_date >= {{
+            retention_cutoff_date(retention_keep_days('session_feedback'))
+        }}
         and records.recorded_at <= {{ as_of_timestamp() }}
 )
 

@@ -8,18 +8,6 @@ with reactions as (
     select * from {{ ref('stg_reactions__turn_reactions') }}
 ),
 
-retention_policies as (
-    select * from {{ ref('retention_policies') }}
-),
-
-policy as (
-    select
-        policy as retention_policy,
-        keep_days
-    from retention_policies
-    where policy = 'turn_reactions'
-),
-
 retained as (
     select
         reactions.reaction_rn,
@@ -41,11 +29,10 @@ retained as (
         reactions.loaded_at,
         reactions.load_id,
         reactions.source_uri,
-        policy.retention_policy
+        'turn_reactions' as retention_policy
     from reactions
-    cross join policy
     where
-        reactions.reacted_at >= {{ retention_cutoff_at('policy.keep_days') }}
+        reactions.reacted_at >= {{ retention_cutoff_at(retention_keep_days('turn_reactions')) }}
         and reactions.reacted_at <= {{ as_of_timestamp() }}
 )
 

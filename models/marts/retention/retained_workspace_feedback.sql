@@ -6,18 +6,6 @@ with feedback as (
     select * from {{ ref('stg_workspace__feedback') }}
 ),
 
-retention_policies as (
-    select * from {{ ref('retention_policies') }}
-),
-
-policy as (
-    select
-        policy as retention_policy,
-        keep_days
-    from retention_policies
-    where policy = 'workspace_feedback'
-),
-
 retained as (
     select
         feedback.feedback_id,
@@ -39,11 +27,10 @@ retained as (
         feedback.loaded_at,
         feedback.load_id,
         feedback.source_uri,
-        policy.retention_policy
+        'workspace_feedback' as retention_policy
     from feedback
-    cross join policy
     where
-        feedback.created_at >= {{ retention_cutoff_at('policy.keep_days') }}
+        feedback.created_at >= {{ retention_cutoff_at(retention_keep_days('workspace_feedback')) }}
         and feedback.created_at <= {{ as_of_timestamp() }}
 )
 

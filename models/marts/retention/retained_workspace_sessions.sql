@@ -11,24 +11,6 @@ with sessions as (
     select * from {{ ref('stg_workspace__sessions') }}
 ),
 
-retention_policies as (
-    select * from {{ ref('retention_policies') }}
-),
-
-golden_policy as (
-    select policy as golden_retention_policy
-    from retention_policies
-    where policy = 'golden_sessions'
-),
-
-replay_policy as (
-    select
-        policy as replay_retention_policy,
-        keep_days as replay_keep_days
-    from retention_policies
-    where policy = 'replay_sessions'
-),
-
 retained as (
     select
         sessions.session_id,
@@ -53,18 +35,18 @@ retained as (
         sessions.load_id,
         sessions.source_uri,
         case
-            when sessions.is_golden then golden_policy.golden_retention_policy
-            when sessions.is_replay then replay_policy.replay_retention_policy
+            when sessions.is_golden then 'golden_sessions'
+            when sessions.is_replay then 'replay_sessions'
         end as retention_policy
     from sessions
-    cross join golden_policy
-    cross join replay_policy
     where
         sessions.created_at <= {{ as_of_timestamp() }}
         and (
             sessions.is_golden
             or not sessions.is_replay
-            or sessions.created_at >= {{ retention_cutoff_at('replay_policy.replay_keep_days') }}
+            or sessions.created_at >= {{
+                retention_cutoff_at(retention_keep_days('replay_sessions'))
+            }}
         )
 )
 
