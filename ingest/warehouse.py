@@ -181,9 +181,21 @@ RAW_TABLES: dict[str, str] = {
 }
 
 
+# DuckDB names a database after its file (raw.duckdb -> "raw"); a name that is also one of the warehouse's
+# schemas (or one of DuckDB's own catalogs) makes every `raw.<table>` ambiguous.
+RESERVED_DB_NAMES = frozenset({"raw", "main", "staging", "intermediate", "marts", "seeds", "memory", "system", "temp"})
+
+
 def resolve_db_path(db: str | os.PathLike[str] | None) -> Path:
-    """`--db`, else `FEEDBACK_DB`, else `./feedback.duckdb`."""
-    return Path(db or os.environ.get("FEEDBACK_DB") or DEFAULT_DB)
+    """`--db`, else `FEEDBACK_DB`, else `./feedback.duckdb`; refuses a file named like a schema."""
+    path = Path(db or os.environ.get("FEEDBACK_DB") or DEFAULT_DB)
+    name = path.name.split(".")[0].lower()
+    if name in RESERVED_DB_NAMES:
+        raise UserError(
+            f"warehouse file name {path.name!r} clashes with the schema or catalog {name!r}: "
+            "DuckDB names the database after the file; choose another name, e.g. feedback.duckdb"
+        )
+    return path
 
 
 def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:

@@ -101,6 +101,17 @@ def test_warehouse_folder_missing(tmp_path: Path) -> None:
     assert_one_line_error(run_cli("ingest", "analyzer", source, "--db", db), db.parent)
 
 
+@pytest.mark.parametrize("name", ["raw.duckdb", "marts.duckdb", "Main.db"])
+def test_warehouse_named_like_a_schema(tmp_path: Path, name: str) -> None:
+    """DuckDB names the database after its file: raw.duckdb would make every raw.<table> ambiguous."""
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1)])
+    db = tmp_path / name
+    message = assert_one_line_error(run_cli("ingest", "analyzer", source, "--db", db), name, "feedback.duckdb")
+    assert "clashes" in message
+    assert not db.exists()
+    assert_one_line_error(run_cli("build", "--db", db), name)
+
+
 def test_session_feedback_file_of_unknown_format(tmp_path: Path) -> None:
     """A PNG is neither SQLite nor JSON lines: either a clear one-line error, or its lines are quarantined."""
     image = tmp_path / "screenshot.png"
