@@ -15,7 +15,8 @@ from dashboards import data, filters
 
 st.set_page_config(page_title="Feedback Analytics", page_icon=":bar_chart:", layout="wide")
 
-# url_path is the page's address (http://localhost:8501/<url_path>); models/exposures.yml lists them.
+# url_path is the page's address (http://localhost:8501/<url_path>), except for the default page, which
+# Streamlit serves at the root (/overview would say "Page not found"); models/exposures.yml lists them.
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", url_path="overview", default=True),
     st.Page(

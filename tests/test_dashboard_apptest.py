@@ -86,6 +86,20 @@ def texts(app: AppTest) -> str:
     return "\n".join(str(part) for part in parts)
 
 
+def test_pages_and_exposures_name_each_page_at_its_browser_address() -> None:
+    """app.py's st.Page list, the tests' PAGES and models/exposures.yml agree; the default page is at the root."""
+    import re
+
+    import yaml
+
+    app = APP.read_text()
+    declared = re.findall(r'st\.Page\(\s*"([^"]+)"[^)]*?url_path="([^"]+)"', app, flags=re.S)
+    assert [(p.script, p.url_path) for p in PAGES] == declared
+    assert [p.url_path for p in PAGES if p.default] == re.findall(r'url_path="([^"]+)"[^)]*default=True', app)
+    exposures = yaml.safe_load((ROOT / "models" / "exposures.yml").read_text())["exposures"]
+    assert sorted(e["url"] for e in exposures) == sorted(f"http://localhost:8501/{p.address}" for p in PAGES)
+
+
 # -- every page, every warehouse state -----------------------------------------------------------------------
 @pytest.mark.parametrize("dashboard_page", PAGES, ids=PAGE_IDS)
 def test_every_page_runs_on_demo_data(use_warehouse, demo: DemoWarehouse, dashboard_page: DashboardPage) -> None:

@@ -121,7 +121,7 @@ def wait_until_idle(page) -> None:
 
 
 def open_page(page, server: DashboardServer, dashboard_page: DashboardPage) -> None:
-    page.goto(f"{server.url}/{dashboard_page.url_path}")
+    page.goto(f"{server.url}/{dashboard_page.address}")
     page.get_by_role("heading", name=dashboard_page.title, level=1).wait_for(timeout=LOAD_TIMEOUT_MS)
     # the sidebar's last filter: drawn by the entry point before the page itself
     page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').wait_for(timeout=LOAD_TIMEOUT_MS)
@@ -129,8 +129,11 @@ def open_page(page, server: DashboardServer, dashboard_page: DashboardPage) -> N
 
 
 def assert_no_streamlit_exception(page) -> None:
+    """No exception box, and no dialog (Streamlit says "Page not found" in one when a URL names no page)."""
     exceptions = page.locator('[data-testid="stException"]')
     assert exceptions.count() == 0, exceptions.all_inner_texts()
+    dialogs = page.get_by_role("dialog")
+    assert dialogs.count() == 0, dialogs.all_inner_texts()
 
 
 def screenshot(page, name: str) -> Path:

@@ -33,12 +33,18 @@ BUILD_TIMEOUT_S = 900
 @dataclass(frozen=True)
 class DashboardPage:
     script: str  # for AppTest.switch_page
-    url_path: str  # http://host:port/<url_path>
+    url_path: str  # st.Page's url_path: the test id
     title: str
+    default: bool = False  # st.navigation's default page lives at the root, whatever its url_path
+
+    @property
+    def address(self) -> str:
+        """Its path in the browser: http://host:port/<address> (/overview would say "Page not found")."""
+        return "" if self.default else self.url_path
 
 
 PAGES = (
-    DashboardPage("pages/overview.py", "overview", "Overview"),
+    DashboardPage("pages/overview.py", "overview", "Overview", default=True),
     DashboardPage("pages/session_feedback.py", "session-feedback", "Session feedback"),
     DashboardPage("pages/conversations.py", "conversations", "Conversations and reactions"),
     DashboardPage("pages/skills.py", "skills", "Skills"),
@@ -169,10 +175,18 @@ class DashboardServer:
 
 def start_dashboard(db: Path, env: dict[str, str], log: Path, timeout: float = 60) -> DashboardServer:
     """`python -m ingest dashboard --port <free port> --db DB` in its own session; waits for /_stcore/health."""
+    return start_streamlit(
+        lambda port: ["-m", "ingest", "dashboard", "--port", str(port), "--db", str(db)], env, log, timeout
+    )
+
+
+def start_streamlit(arguments, env: dict[str, str], log: Path, timeout: float = 60) -> DashboardServer:
+    """`python <arguments(port)>` (a Streamlit server on a free port) in its own session; waits for
+    /_stcore/health."""
     port = free_port()
     handle = log.open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "ingest", "dashboard", "--port", str(port), "--db", str(db)],
+        [sys.executable, *arguments(port)],
         cwd=ROOT,
         env=env,
         stdout=handle,

