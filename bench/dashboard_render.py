@@ -79,10 +79,10 @@ def reload(page, url: str, title: str) -> float:
     return until_rendered(page, title, started)
 
 
-def navigate(page, title: str, timeout: float = 60_000) -> float:
+def navigate(page, title: str) -> float:
     """Click the page in the sidebar's navigation (the page is on another page of the app)."""
     started = time.perf_counter()
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click(timeout=timeout)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click(timeout=TIMEOUT_MS)
     return until_rendered(page, title, started)
 
 

@@ -39,6 +39,8 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
+from ingest.validation import sql_literal
+
 CACHE_SECONDS = 300
 LOCK_RETRY_SECONDS = 3.0
 RAW_DATA_TABLES = (
@@ -137,7 +139,7 @@ def _connect(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     try:
         while True:
             try:
-                con.execute(f"attach '{_sql_string(path)}' as {alias} (read_only)")
+                con.execute(f"attach {sql_literal(str(path))} as {alias} (read_only)")
                 break
             except duckdb.IOException as exc:
                 first_line = str(exc).splitlines()[0]
@@ -154,14 +156,12 @@ def _connect(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
             con.execute(f"use {alias}")
             yield con
         finally:
-            con.execute("use memory")
-            con.execute(f"detach {alias}")
+            try:
+                con.execute("use memory")
+            finally:
+                con.execute(f"detach {alias}")  # releases the file's lock, whatever the block raised
     finally:
         con.close()
-
-
-def _sql_string(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:

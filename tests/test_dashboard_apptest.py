@@ -5,14 +5,17 @@ the page-level aggregates agree with the marts they read."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
 import pytest
+import yaml
 from streamlit.testing.v1 import AppTest
 from test_dashboard_support import (
     APP,
@@ -88,10 +91,6 @@ def texts(app: AppTest) -> str:
 
 def test_pages_and_exposures_name_each_page_at_its_browser_address() -> None:
     """app.py's st.Page list, the tests' PAGES and models/exposures.yml agree; the default page is at the root."""
-    import re
-
-    import yaml
-
     app = APP.read_text()
     declared = re.findall(r'st\.Page\(\s*"([^"]+)"[^)]*?url_path="([^"]+)"', app, flags=re.S)
     assert [(p.script, p.url_path) for p in PAGES] == declared
@@ -174,6 +173,26 @@ def test_a_busy_warehouse_shows_a_message_not_a_traceback(use_warehouse, demo: D
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_every_call_lets_go_of_the_file(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
+    """Calls from several threads at once, and one whose statement fails, leave no attachment behind: a writer
+    process opens the file at once afterwards (the nightly job needs that between two page loads)."""
+    db = use_warehouse(copy_warehouse(demo.db, tmp_path / "released.duckdb"))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: data._query("select count(*) as n from marts.build_info"), range(8)))
+    assert [int(frame["n"][0]) for frame in results] == [1] * 8
+    with pytest.raises(data.WarehouseUnavailable, match="lacks a table"):
+        data._query("select * from marts.no_such_mart")
+    writer = subprocess.run(
+        [sys.executable, "-c", f"import duckdb; duckdb.connect({str(db)!r}).execute('checkpoint')"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert writer.returncode == 0, writer.stderr
+    attached = data._cursor().execute("select database_name from duckdb_databases() where not internal").fetchall()
+    assert attached == [("memory",)]
 
 
 # -- filters change the numbers ------------------------------------------------------------------------------
