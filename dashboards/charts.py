@@ -16,7 +16,7 @@ PALETTE = px.colors.qualitative.Safe
 CELL_STATUSES = {  # eval matrix cell_status -> (colour, legend label, mark in the cell)
     "pass": ("#2e7d32", "pass", "✓"),
     "fixed": ("#1e88e5", "fixed (failed before, passes now)", "↑"),
-    "flaky": ("#f9a825", "flaky (recent replays disagree)", "~"),
+    "flaky": ("#f9a825", "flaky (2+ flips in the last replays)", "~"),
     "fail": ("#e53935", "fail", "✗"),
     "regressed": ("#6a1b1a", "regressed (passed before, fails now)", "↓"),
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 from dashboards import charts, data, layout
@@ -12,21 +13,63 @@ status, f = layout.page("Evals")
 as_of = status.as_of.isoformat() if status.as_of else "the build"
 layout.scope(
     f,
-    f"The matrix shows each cell's latest replay as of {as_of}; the trends follow the period. "
+    f"The matrix shows each cell's latest finished replay as of {as_of}; the trends follow the period. "
     "Tenant applies; evals have no project.",
 )
 
+PENDING_MARK = "…"  # after a cell's mark: a newer replay has not finished yet
+NOTHING_PENDING = "no newer replay pending"
+
+
+def pending_note(row: pd.Series) -> str:
+    return f"newer replay pending (started {row['latest_pending_at']:%Y-%m-%d %H:%M} UTC)"
+
+
+def mark_pending(figure: go.Figure, matrix: pd.DataFrame) -> go.Figure:
+    """Cells waiting for a newer replay: PENDING_MARK after their mark and a hover line saying so."""
+    notes = {
+        (row["golden_session_id"], row["agent_id"]): pending_note(row)
+        for _, row in matrix[matrix["has_pending_replay"]].iterrows()
+    }
+    for trace in figure.data:
+        if trace.customdata is None or len(trace.customdata) == 0:
+            continue
+        # customdata columns 3 and 4 are the golden session and the agent config (charts.eval_matrix)
+        cell_notes = [notes.get((row[3], row[4]), NOTHING_PENDING) for row in trace.customdata]
+        trace.customdata = [[*row, note] for row, note in zip(trace.customdata, cell_notes, strict=True)]
+        trace.text = [
+            mark if note == NOTHING_PENDING else f"{mark}{PENDING_MARK}"
+            for mark, note in zip(trace.text, cell_notes, strict=True)
+        ]
+        trace.hovertemplate = trace.hovertemplate.replace("<extra></extra>", "<br>%{customdata[6]}<extra></extra>")
+    return figure
+
+
 st.subheader("Pass/fail matrix")
 with layout.section("Eval matrix"):
-    matrix = data.eval_matrix(f.tenant)
+    cells_with_replays = data.eval_matrix(f.tenant)
+    # A `pending` cell has no finished replay yet, so no result to draw: it is listed instead.
+    waiting = cells_with_replays[cells_with_replays["cell_status"] == "pending"]
+    matrix = cells_with_replays[cells_with_replays["cell_status"] != "pending"]
+    if not waiting.empty:
+        st.caption(
+            f"{len(waiting):,} cells have no finished replay yet (replays still running): "
+            + "; ".join(
+                f"{row['golden_set']} · golden {charts.short_id(row['golden_session_id'])} · "
+                f"agent {charts.short_id(row['agent_id'])}, since {row['pending_since']:%Y-%m-%d %H:%M} UTC"
+                for _, row in waiting.iterrows()
+            )
+        )
     if matrix.empty:
-        st.info("No replays of golden sessions for these filters: nothing to show in the matrix.")
+        st.info("No finished replays of golden sessions for these filters: nothing to show in the matrix.")
     else:
         counts = matrix["cell_status"].value_counts()
+        pending = int(matrix["has_pending_replay"].sum())
         st.caption(
             f"{len(matrix):,} cells: "
             + ", ".join(f"{counts.get(name, 0)} {name}" for name in charts.CELL_STATUSES)
-            + ". Hover a cell for its accuracy and replay date; click it to drill down."
+            + f". Each shows its latest finished replay; {pending} of them wait for a newer replay still running "
+            f"(marked {PENDING_MARK}). Hover a cell for its accuracy and replay date; click it to drill down."
         )
         cells = list(zip(matrix["golden_session_id"], matrix["agent_id"], strict=True))
         by_cell = matrix.set_index(["golden_session_id", "agent_id"])
@@ -47,11 +90,14 @@ with layout.section("Eval matrix"):
             first = not_passing.iloc[0] if not not_passing.empty else matrix.iloc[0]
             st.session_state["eval_cell"] = (first["golden_session_id"], first["agent_id"])
         st.plotly_chart(
-            charts.eval_matrix(
+            mark_pending(
+                charts.eval_matrix(
+                    matrix,
+                    title="Latest finished replay of each golden session by agent config",
+                    subtitle=f"As of {as_of}; the outlined cell is the one shown below",
+                    highlight=st.session_state["eval_cell"],
+                ),
                 matrix,
-                title="Latest replay of each golden session by agent config",
-                subtitle=f"As of {as_of}; the outlined cell is the one shown below",
-                highlight=st.session_state["eval_cell"],
             ),
             key="eval_matrix_chart",
             on_select="rerun",
@@ -62,7 +108,7 @@ with layout.section("Eval matrix"):
             row = by_cell.loc[cell]
             return (
                 f"{row['golden_set']} · golden {charts.short_id(cell[0])} · agent {charts.short_id(cell[1])} "
-                f"· {row['cell_status']}"
+                f"· {row['cell_status']}" + (" · newer replay pending" if row["has_pending_replay"] else "")
             )
 
         golden_session_id, agent_id = st.selectbox("Cell", cells, format_func=cell_label, key="eval_cell")
@@ -72,6 +118,12 @@ with layout.section("Eval matrix"):
             f"**{cell['cell_status']}** · golden session `{golden_session_id}` · agent config `{agent_id}` · "
             f"replay `{cell['replay_session_id']}` on {cell['replayed_at']:%Y-%m-%d %H:%M} UTC · accuracy "
             + ("n/a" if pd.isna(accuracy) else f"{accuracy:.1%}")
+            + (
+                f" · {pending_note(cell)}: `{cell['pending_replay_session_id']}`; the cell keeps this result "
+                "until it finishes"
+                if cell["has_pending_replay"]
+                else ""
+            )
         )
         left, right = st.columns(2)
         with left:
@@ -101,7 +153,7 @@ with layout.section("Eval matrix"):
                     y="mean_score",
                     markers=True,
                     symbol="result",
-                    title="Every replay of this cell: mean dimension score",
+                    title="Every finished replay of this cell: mean dimension score",
                     labels={
                         "replayed_at": "Replayed at (UTC)",
                         "mean_score": "Mean dimension score (0 to 1)",
@@ -125,7 +177,10 @@ st.subheader("Regressions")
 with layout.section("Regressions"):
     regressions = data.eval_regressions(f.tenant)
     if regressions.empty:
-        st.success("No cell regressed: every cell that passed on its previous replay still passes.")
+        st.success(
+            "No cell regressed: every cell that passed on its previous finished replay still passes "
+            "(flaky cells, which flip often, aside)."
+        )
     else:
         st.dataframe(
             regressions,
@@ -135,6 +190,7 @@ with layout.section("Regressions"):
                 "overall_accuracy": st.column_config.NumberColumn("Accuracy", format="percent"),
                 "previous_overall_accuracy": st.column_config.NumberColumn("Previous accuracy", format="percent"),
                 "accuracy_change": st.column_config.NumberColumn("Change", format="percent"),
+                "has_pending_replay": st.column_config.CheckboxColumn("Newer replay pending"),
             },
         )
 

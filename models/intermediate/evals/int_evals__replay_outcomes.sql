@@ -1,13 +1,26 @@
--- One row per eval replay at or before the report instant: the replay
--- session (metadata.eval_source = its golden session) with its outcome.
--- - replayed_at: when the replay completed, else when it started.
--- - passed: every dimension of its eval result passed; a replay without
---   dimensions, or with a dimension whose `passed` is missing, did not pass.
--- - has_golden_source: the eval_source is a session that is golden now.
---   Replays of anything else are kept here, flagged, and left out of the
---   matrix and the trend (they belong to no golden set).
--- - replay_recency_rank: 1 for the latest replay of its cell (golden session
---   x agent config), 2 for the one before, ... (ties: by replay id).
+-- One row per eval replay that started at or before the report instant
+-- (created_at <= as_of): the replay session (metadata.eval_source = its
+-- golden session) with its state at as_of and, once finished, its outcome.
+-- - replay_state at as_of (docs/metrics.md (part 2), "A replay"):
+--   finished: status `completed`, an `eval_result` object, and it completed
+--     at or before as_of (coalesce(completed_at, created_at) <= as_of);
+--   abandoned: status `failed` (the replay failed to run) or `cancelled`,
+--     and it ended at or before as_of (completed_at null or <= as_of);
+--   pending: anything else: still running (or any other status), completed
+--     after as_of, or completed without an eval_result yet.
+--   Only finished replays count as pass or fail.
+-- - replayed_at: when a finished replay's result came (completed_at, else
+--   created_at); null unless finished.
+-- - passed: finished, and every dimension of its eval result passed; a
+--   finished replay without dimensions, or with a dimension whose `passed`
+--   is missing, did not pass. Null unless finished (neither pass nor fail).
+-- - has_golden_source: the eval_source is a session that was golden at
+--   as_of: promoted at or before as_of (metadata.golden.promoted_at; when
+--   missing or not a timestamp, the golden session's created_at). Replays
+--   of anything else are kept here, flagged, and left out of every mart.
+-- - replay_recency_rank: among the FINISHED replays of a cell (golden
+--   session x agent config), 1 for the latest, 2 for the one before, ...
+--   (by replayed_at, ties: by replay id); null unless finished.
 
 with sessions as (
     select * from {{ ref('stg_workspace__sessions') }}
@@ -32,22 +45,46 @@ replays as (
         completed_at,
         eval_overall_accuracy as overall_accuracy,
         coalesce(eval_session_type, session_type) as session_type,
-        coalesce(completed_at, created_at) as replayed_at
+        {{ json_is_object('metadata', 'eval_result') }} as has_eval_result
     from sessions
     where is_replay
 ),
 
 replays_by_as_of as (
     select * from replays
-    where replayed_at <= {{ as_of_timestamp() }}
+    where created_at <= {{ as_of_timestamp() }}
+),
+
+replay_states as (
+    select
+        *,
+        case
+            when
+                replay_status = 'completed'
+                and has_eval_result
+                and coalesce(completed_at, created_at) <= {{ as_of_timestamp() }}
+                then 'finished'
+            when
+                replay_status in ('failed', 'cancelled')
+                and (completed_at is null or completed_at <= {{ as_of_timestamp() }})
+                then 'abandoned'
+            else 'pending'
+        end as replay_state
+    from replays_by_as_of
 ),
 
 golden_sessions as (
     select
         session_id as golden_session_id,
-        golden_set
+        golden_set,
+        coalesce(golden_promoted_at, created_at) as golden_since
     from sessions
     where is_golden
+),
+
+golden_sessions_by_as_of as (
+    select * from golden_sessions
+    where golden_since <= {{ as_of_timestamp() }}
 ),
 
 dimension_summary as (
@@ -74,40 +111,53 @@ divergence_summary as (
 
 outcomes as (
     select
-        replays_by_as_of.replay_session_id,
-        replays_by_as_of.golden_session_id,
-        golden_sessions.golden_set,
-        replays_by_as_of.tenant_id,
-        replays_by_as_of.agent_id,
-        replays_by_as_of.session_type,
-        replays_by_as_of.replay_status,
-        replays_by_as_of.created_at,
-        replays_by_as_of.completed_at,
-        replays_by_as_of.replayed_at,
-        replays_by_as_of.overall_accuracy,
+        replay_states.replay_session_id,
+        replay_states.golden_session_id,
+        golden_sessions_by_as_of.golden_set,
+        replay_states.tenant_id,
+        replay_states.agent_id,
+        replay_states.session_type,
+        replay_states.replay_status,
+        replay_states.replay_state,
+        replay_states.has_eval_result,
+        replay_states.created_at,
+        replay_states.completed_at,
+        replay_states.overall_accuracy,
         dimension_summary.failed_dimension_names,
-        golden_sessions.golden_session_id is not null as has_golden_source,
+        replay_states.replay_state = 'finished' as is_finished,
+        case
+            when replay_states.replay_state = 'finished'
+                then coalesce(replay_states.completed_at, replay_states.created_at)
+        end as replayed_at,
+        golden_sessions_by_as_of.golden_session_id is not null as has_golden_source,
         coalesce(dimension_summary.dimensions, 0) as dimensions,
         coalesce(dimension_summary.failed_dimensions, 0) as failed_dimensions,
         coalesce(divergence_summary.divergence_count, 0) as divergence_count,
-        coalesce(dimension_summary.dimensions, 0) > 0
-        and coalesce(dimension_summary.failed_dimensions, 0) = 0 as passed
-    from replays_by_as_of
-    left join golden_sessions
-        on replays_by_as_of.golden_session_id = golden_sessions.golden_session_id
+        case
+            when replay_states.replay_state = 'finished'
+                then
+                    coalesce(dimension_summary.dimensions, 0) > 0
+                    and coalesce(dimension_summary.failed_dimensions, 0) = 0
+        end as passed
+    from replay_states
+    left join golden_sessions_by_as_of
+        on replay_states.golden_session_id = golden_sessions_by_as_of.golden_session_id
     left join dimension_summary
-        on replays_by_as_of.replay_session_id = dimension_summary.replay_session_id
+        on replay_states.replay_session_id = dimension_summary.replay_session_id
     left join divergence_summary
-        on replays_by_as_of.replay_session_id = divergence_summary.replay_session_id
+        on replay_states.replay_session_id = divergence_summary.replay_session_id
 ),
 
 ranked as (
     select
         *,
-        row_number() over (
-            partition by golden_session_id, agent_id
-            order by replayed_at desc, replay_session_id desc
-        ) as replay_recency_rank
+        case
+            when is_finished
+                then row_number() over (
+                    partition by golden_session_id, agent_id, is_finished
+                    order by replayed_at desc, replay_session_id desc
+                )
+        end as replay_recency_rank
     from outcomes
 )
 

@@ -1,7 +1,10 @@
 -- Drill-down of the eval matrix: one row per (replay, dimension) for every
--- replay of a golden session at or before the report instant, with the
--- dimension's result (passed, score) and the divergences the replay reported
--- on that dimension (a JSON array in upstream order, '[]' when none).
+-- FINISHED replay of a golden session (golden at as_of) at or before the
+-- report instant, with the dimension's result (passed, score) and the
+-- divergences the replay reported on that dimension (a JSON array in
+-- upstream order, '[]' when none). Pending, failed-to-run and cancelled
+-- replays are left out: their results, if any, do not count (a replay that
+-- completed after as_of must not show its future result in a past report).
 -- is_latest_replay marks the replay that decides its matrix cell.
 
 with replay_outcomes as (
@@ -18,7 +21,7 @@ divergences as (
 
 golden_replays as (
     select * from replay_outcomes
-    where has_golden_source
+    where has_golden_source and is_finished
 ),
 
 divergences_per_dimension as (

@@ -1,14 +1,21 @@
 -- The eval pass/fail matrix: one cell per (golden session, agent config)
--- with at least one replay at or before the report instant. The latest
--- replay decides the cell; cell_status, first match wins
--- (docs/metrics.md (part 2), "Cell status"):
---   1. regressed: the latest replay failed and the previous one passed;
---   2. fixed: the latest replay passed and the previous one failed;
---   3. flaky: the last `flaky_window` replays (var, default 5) hold both
---      passes and fails;
---   4. pass / fail: the latest replay's outcome, stable over the window.
--- Regressed and fixed come first: they describe the latest change, which is
--- what a reader acts on; flaky describes the window around it.
+-- with at least one finished or pending replay at or before the report
+-- instant (docs/metrics.md (part 2), "The matrix cell"). Only FINISHED
+-- replays count as pass or fail (int_evals__replay_outcomes); the latest
+-- finished replay decides the cell, `previous_*` is the finished one before
+-- it, and the flaky window holds the last `flaky_window` finished replays
+-- (var, default 5). A flip is a pair of consecutive finished replays of the
+-- window with different outcomes. cell_status, first match wins:
+--   1. pending: the cell has no finished replay yet, only pending ones;
+--   2. flaky: at least two flips in the window;
+--   3. regressed: the latest finished replay failed, the previous passed;
+--   4. fixed: the latest finished replay passed, the previous failed;
+--   5. pass / fail: the latest finished replay's outcome.
+-- Flaky comes first: on a cell that keeps flipping, the last flip is noise,
+-- not news. Failed-to-run and cancelled replays do not count at all.
+-- has_pending_replay: a pending replay started after the latest finished
+-- one (any pending replay, when there is none); it will decide the cell
+-- when it finishes.
 
 {%- set flaky_window = var('flaky_window', 5) | int %}
 {%- if flaky_window < 1 %}
@@ -24,8 +31,20 @@ golden_replays as (
     where has_golden_source
 ),
 
+finished_replays as (
+    select
+        *,
+        -- the outcome of the finished replay just before this one
+        lead(passed) over (
+            partition by golden_session_id, agent_id
+            order by replay_recency_rank
+        ) as older_passed
+    from golden_replays
+    where is_finished
+),
+
 latest_replays as (
-    select * from golden_replays
+    select * from finished_replays
     where replay_recency_rank = 1
 ),
 
@@ -37,7 +56,7 @@ previous_replays as (
         replayed_at as previous_replayed_at,
         passed as previous_passed,
         overall_accuracy as previous_overall_accuracy
-    from golden_replays
+    from finished_replays
     where replay_recency_rank = 2
 ),
 
@@ -46,8 +65,17 @@ window_summary as (
         golden_session_id,
         agent_id,
         count(*) as replays_in_window,
-        count(case when passed then 1 end) as passes_in_window
-    from golden_replays
+        count(case when passed then 1 end) as passes_in_window,
+        -- pairs (rank r, rank r + 1) both inside the window
+        count(
+            case
+                when
+                    replay_recency_rank < {{ flaky_window }}
+                    and passed != older_passed
+                    then 1
+            end
+        ) as flips_in_window
+    from finished_replays
     where replay_recency_rank <= {{ flaky_window }}
     group by golden_session_id, agent_id
 ),
@@ -58,17 +86,89 @@ history_summary as (
         agent_id,
         count(*) as total_replays,
         min(replayed_at) as first_replayed_at
-    from golden_replays
+    from finished_replays
     group by golden_session_id, agent_id
+),
+
+pending_candidates as (
+    select
+        golden_replays.tenant_id,
+        golden_replays.golden_set,
+        golden_replays.golden_session_id,
+        golden_replays.agent_id,
+        golden_replays.session_type,
+        golden_replays.replay_session_id,
+        golden_replays.created_at
+    from golden_replays
+    left join latest_replays
+        on
+            golden_replays.golden_session_id = latest_replays.golden_session_id
+            and golden_replays.agent_id is not distinct from latest_replays.agent_id
+    where
+        golden_replays.replay_state = 'pending'
+        and (
+            latest_replays.replay_session_id is null
+            or golden_replays.created_at > latest_replays.created_at
+        )
+),
+
+pending_ranked as (
+    select
+        *,
+        row_number() over (
+            partition by golden_session_id, agent_id
+            order by created_at desc, replay_session_id desc
+        ) as pending_recency_rank,
+        count(*) over (partition by golden_session_id, agent_id) as pending_replays,
+        min(created_at) over (partition by golden_session_id, agent_id) as pending_since
+    from pending_candidates
+),
+
+pending_summary as (
+    select
+        tenant_id,
+        golden_set,
+        golden_session_id,
+        agent_id,
+        session_type,
+        replay_session_id as pending_replay_session_id,
+        created_at as latest_pending_at,
+        pending_since,
+        pending_replays
+    from pending_ranked
+    where pending_recency_rank = 1
+),
+
+cell_keys as (
+    select
+        golden_session_id,
+        agent_id,
+        tenant_id,
+        golden_set,
+        session_type
+    from latest_replays
+    union all
+    select
+        pending_summary.golden_session_id,
+        pending_summary.agent_id,
+        pending_summary.tenant_id,
+        pending_summary.golden_set,
+        pending_summary.session_type
+    from pending_summary
+    left join latest_replays
+        on
+            pending_summary.golden_session_id = latest_replays.golden_session_id
+            and pending_summary.agent_id is not distinct from latest_replays.agent_id
+    where latest_replays.replay_session_id is null
 ),
 
 cells as (
     select
-        latest_replays.tenant_id,
-        latest_replays.golden_set,
-        latest_replays.golden_session_id,
-        latest_replays.agent_id,
-        latest_replays.session_type,
+        cell_keys.tenant_id,
+        cell_keys.golden_set,
+        cell_keys.golden_session_id,
+        cell_keys.agent_id,
+        cell_keys.session_type,
         latest_replays.replay_session_id,
         latest_replays.replayed_at,
         latest_replays.passed,
@@ -81,32 +181,47 @@ cells as (
         previous_replays.previous_replayed_at,
         previous_replays.previous_passed,
         previous_replays.previous_overall_accuracy,
-        window_summary.replays_in_window,
-        window_summary.passes_in_window,
-        history_summary.total_replays,
-        history_summary.first_replayed_at
-    from latest_replays
-    inner join window_summary
+        history_summary.first_replayed_at,
+        pending_summary.pending_replay_session_id,
+        pending_summary.latest_pending_at,
+        pending_summary.pending_since,
+        coalesce(window_summary.replays_in_window, 0) as replays_in_window,
+        coalesce(window_summary.passes_in_window, 0) as passes_in_window,
+        coalesce(window_summary.flips_in_window, 0) as flips_in_window,
+        coalesce(history_summary.total_replays, 0) as total_replays,
+        pending_summary.pending_replay_session_id is not null as has_pending_replay,
+        coalesce(pending_summary.pending_replays, 0) as pending_replays
+    from cell_keys
+    left join latest_replays
         on
-            latest_replays.golden_session_id = window_summary.golden_session_id
-            and latest_replays.agent_id is not distinct from window_summary.agent_id
-    inner join history_summary
+            cell_keys.golden_session_id = latest_replays.golden_session_id
+            and cell_keys.agent_id is not distinct from latest_replays.agent_id
+    left join window_summary
         on
-            latest_replays.golden_session_id = history_summary.golden_session_id
-            and latest_replays.agent_id is not distinct from history_summary.agent_id
+            cell_keys.golden_session_id = window_summary.golden_session_id
+            and cell_keys.agent_id is not distinct from window_summary.agent_id
+    left join history_summary
+        on
+            cell_keys.golden_session_id = history_summary.golden_session_id
+            and cell_keys.agent_id is not distinct from history_summary.agent_id
     left join previous_replays
         on
-            latest_replays.golden_session_id = previous_replays.golden_session_id
-            and latest_replays.agent_id is not distinct from previous_replays.agent_id
+            cell_keys.golden_session_id = previous_replays.golden_session_id
+            and cell_keys.agent_id is not distinct from previous_replays.agent_id
+    left join pending_summary
+        on
+            cell_keys.golden_session_id = pending_summary.golden_session_id
+            and cell_keys.agent_id is not distinct from pending_summary.agent_id
 ),
 
 classified as (
     select
         *,
         case
+            when replay_session_id is null then 'pending'
+            when flips_in_window >= 2 then 'flaky'
             when not passed and previous_passed then 'regressed'
             when passed and not previous_passed then 'fixed'
-            when passes_in_window > 0 and passes_in_window < replays_in_window then 'flaky'
             when passed then 'pass'
             else 'fail'
         end as cell_status

@@ -1,8 +1,10 @@
 -- The cells of the eval matrix that are currently regressed (the latest
--- replay failed, the previous one passed), with what broke: the failing
--- dimensions, the divergences from the golden session (a JSON array, in the
--- upstream order) and the accuracy lost since the previous replay. The
--- dashboard's regression list.
+-- finished replay failed, the previous finished one passed, and the cell
+-- is not flaky), with what broke: the failing dimensions, the divergences
+-- from the golden session (a JSON array, in the upstream order) and the
+-- accuracy lost since the previous finished replay. The dashboard's
+-- regression list. A newer replay still running does not hide a
+-- regression; has_pending_replay says one is on its way.
 
 with eval_matrix as (
     select * from {{ ref('eval_matrix') }}
@@ -48,7 +50,9 @@ regressions as (
         regressed_cells.failed_dimensions,
         regressed_cells.failed_dimension_names,
         regressed_cells.divergence_count,
-        coalesce(divergences_per_replay.divergences, '[]') as divergences
+        coalesce(divergences_per_replay.divergences, '[]') as divergences,
+        regressed_cells.has_pending_replay,
+        regressed_cells.pending_replay_session_id
     from regressed_cells
     left join divergences_per_replay
         on regressed_cells.replay_session_id = divergences_per_replay.replay_session_id

@@ -1,8 +1,10 @@
 -- Accuracy of each agent config on each golden set, per run day (the UTC
--- date of the replays, at or before the report instant; replays of sessions
--- that are not golden are left out). pass_rate = passing replays / replays,
--- with its 95% Wilson interval; mean_accuracy = the mean of the replays'
--- overall_accuracy (replays without one are not in the mean).
+-- date of the replays' replayed_at, at or before the report instant).
+-- Only FINISHED replays of sessions golden at as_of count: pending,
+-- failed-to-run and cancelled replays are neither passes nor fails.
+-- pass_rate = passing replays / finished replays, with its 95% Wilson
+-- interval; mean_accuracy = the mean of the replays' overall_accuracy
+-- (replays without one are not in the mean).
 
 with replay_outcomes as (
     select * from {{ ref('int_evals__replay_outcomes') }}
@@ -13,7 +15,7 @@ golden_replays as (
         *,
         cast(replayed_at as date) as run_date
     from replay_outcomes
-    where has_golden_source
+    where has_golden_source and is_finished
 ),
 
 per_set_agent_day as (

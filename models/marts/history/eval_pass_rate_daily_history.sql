@@ -1,6 +1,8 @@
 -- Per golden set, agent config and run day, the replay counts behind the eval
 -- pass rate, kept after the replays are purged: incremental on the day (see
--- session_feedback_daily_history). Counts only.
+-- session_feedback_daily_history). Counts only, of FINISHED replays of
+-- sessions golden at as_of (int_evals__replay_outcomes): a pending,
+-- failed-to-run or cancelled replay is neither a pass nor a fail.
 {{
     config(
         materialized='incremental',
@@ -12,7 +14,7 @@
 
 with replays as (
     select * from {{ ref('int_evals__replay_outcomes') }}
-    where has_golden_source
+    where has_golden_source and is_finished
 ),
 
 counts as (

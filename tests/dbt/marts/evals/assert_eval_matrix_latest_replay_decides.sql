@@ -1,7 +1,8 @@
--- Every eval matrix cell shows its latest replay at or before as_of, and
--- there is exactly one cell per (golden session, agent config) replayed.
--- Returns the cells whose replay is not the latest of the cell, and the
--- replayed (golden session, agent config) pairs without a cell.
+-- Every eval matrix cell shows its latest FINISHED replay at or before
+-- as_of, and there is exactly one cell per (golden session, agent config)
+-- with a finished replay. Returns the cells whose replay is not the latest
+-- finished one of the cell, and the (golden session, agent config) pairs
+-- with a finished replay but without a cell.
 
 with replay_outcomes as (
     select * from {{ ref('int_evals__replay_outcomes') }}
@@ -17,7 +18,7 @@ latest_per_cell as (
         agent_id,
         max(replayed_at) as latest_replayed_at
     from replay_outcomes
-    where has_golden_source
+    where has_golden_source and is_finished
     group by golden_session_id, agent_id
 ),
 

@@ -1,6 +1,7 @@
--- The accuracy trend counts every replay of a golden session at or before
--- as_of once, and its passes add up to the passing replays. Returns one row
--- when the totals differ.
+-- The accuracy trend counts every finished replay of a golden session at
+-- or before as_of once (pending, failed-to-run and cancelled replays not at
+-- all), and its passes add up to the passing replays. Returns one row when
+-- the totals differ.
 
 with replay_outcomes as (
     select * from {{ ref('int_evals__replay_outcomes') }}
@@ -15,7 +16,7 @@ replay_totals as (
         count(*) as replays,
         count(case when passed then 1 end) as passes
     from replay_outcomes
-    where has_golden_source
+    where has_golden_source and is_finished
 ),
 
 trend_totals as (
