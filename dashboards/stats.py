@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-Z_95 = 1.96  # the marts' macro wilson_low/wilson_high use z = 1.96
+Z_95 = 1.959963984540054  # Phi^-1(0.975), as the marts' macro normal_quantile_975() (not 1.96)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@ the page-level aggregates agree with the marts they read."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import json
+import math
 import re
 import subprocess
 import sys
@@ -14,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
@@ -264,6 +268,74 @@ def test_skills_show_the_insufficient_data_state(use_warehouse, demo: DemoWareho
     assert any("Insufficient data" in warning.value and "api-designer" in warning.value for warning in app.warning)
 
 
+def plotly_figures(app: AppTest) -> dict[str, dict]:
+    """The page's Plotly figures as JSON, by title."""
+    figures = [json.loads(chart.proto.spec) for chart in app.get("plotly_chart")]
+    return {figure["layout"]["title"]["text"]: figure for figure in figures}
+
+
+def plotly_numbers(values: list | dict) -> list[float]:
+    """A trace's numbers from its JSON: a list (null for a missing value) or Plotly's typed array (base64)."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).astype(float).tolist()
+    return [math.nan if value is None else float(value) for value in values]
+
+
+def test_skills_state_the_build_windows_and_leave_a_missing_trend_out(
+    use_warehouse, demo: DemoWarehouse, tmp_path: Path
+) -> None:
+    """The Skills page says the windows its marts were built with (the marts record the vars of their build;
+    here as if built with correction_lookback_days 60 and trend_window_days 14), not the project defaults; a
+    skill whose prior window is empty has a NULL trend: no bar (not a bar at 0) and an n/a label."""
+    db = copy_warehouse(demo.db, tmp_path / "windows.duckdb")
+    with duckdb.connect(str(db)) as con:
+        con.execute("update marts.skill_correction_rates set correction_lookback_days = 60")
+        con.execute("update marts.skill_dimension_hotspots set correction_lookback_days = 60")
+        con.execute("update marts.skill_correction_trends set trend_window_days = 14")
+        missing = [
+            skill_id
+            for (skill_id,) in con.execute(
+                "select skill_id from marts.skill_correction_trends where trend is null"
+            ).fetchall()
+        ]
+    assert missing, "the demo has a skill without a prior window"
+    use_warehouse(db)
+    app = run_page(page("skills"))
+    assert_no_exception(app)
+    figures = plotly_figures(app)
+    words = "\n".join([texts(app), *(subheader.value for subheader in app.subheader), *figures, json.dumps(figures)])
+    assert "last 60 days" in words and "60 days to 2026-11-01" in words
+    assert "last 14 days vs the 14 days before" in words
+    for default in ("last 90 days", "90 days to", "last 30 days", "the 30 before", "30 days before"):
+        assert default not in words, f"{default!r}: a window the build did not use"
+
+    trend = figures["Change in correction rate: last 14 days minus the 14 days before"]
+    bar = trend["data"][0]
+    by_label = dict(zip(bar["y"], plotly_numbers(bar["x"]), strict=True))
+    for skill_id in missing:
+        label = next(label for label in by_label if label.startswith(f"{skill_id}: "))
+        assert "n/a" in label
+        assert math.isnan(by_label[label]), f"{skill_id} has no trend: no bar, not a bar at {by_label[label]}"
+    assert sum(not math.isnan(value) for value in by_label.values()) == len(by_label) - len(missing) > 0
+
+
+def test_skills_show_q_values_and_significance_after_correction(use_warehouse, demo: DemoWarehouse) -> None:
+    """The trend table and labels show the Benjamini-Hochberg q-value next to the p-value; the star and the
+    Significant column follow the q-value (is_significant), not p < 0.05."""
+    use_warehouse(demo.db)
+    app = run_page(page("skills"))
+    assert_no_exception(app)
+    table = next(frame.value for frame in app.dataframe if "q_value" in frame.value.columns)
+    assert list(table.columns[-3:]) == ["p_value", "q_value", "is_significant"]
+    tested = table.dropna(subset=["q_value"])
+    assert not tested.empty and (tested["q_value"] >= tested["p_value"]).all()
+    assert (tested["is_significant"] == (tested["q_value"] <= 0.05)).all()
+    labels = plotly_figures(app)["Change in correction rate: last 30 days minus the 30 days before"]["data"][0]["y"]
+    starred = {label.split(":")[0] for label in labels if label.endswith(" *")}
+    assert starred == set(table.loc[table["is_significant"].astype(bool), "skill_id"])
+    assert any(", q" in label for label in labels)
+
+
 def test_skill_events_show_snippets_only_when_ingested(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
     use_warehouse(demo.db)
     with_snippets = run_page(page("skills"), skill="deslop")
@@ -310,8 +382,11 @@ def test_eval_cell_drill_down_follows_the_chosen_cell(use_warehouse, demo: DemoW
 
 # -- the page aggregates agree with the marts ----------------------------------------------------------------
 def test_wilson_interval_matches_the_marts(use_warehouse, demo: DemoWarehouse) -> None:
+    """The page's re-aggregated intervals agree with the marts' (both are checked against statsmodels in
+    tests/test_statistics_oracle.py); a month of demo data has a row per day."""
     use_warehouse(demo.db)
     daily = data.session_feedback_daily(dt.date(2026, 10, 1), dt.date(2026, 11, 1), True)
+    assert len(daily) >= 20, "too few rows: the comparison would prove little"
     for row in daily.itertuples():
         rate = stats.wilson(row.positive, row.positive + row.negative)
         assert rate.low == pytest.approx(row.positive_rate_ci_low, abs=1e-6)

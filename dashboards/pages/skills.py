@@ -2,22 +2,63 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
 from dashboards import charts, data, layout, stats
 
+
+def build_window(frame: pd.DataFrame, column: str) -> int | None:
+    """The window in days a mart was built with (dbt var, recorded on every row); None when the mart is empty."""
+    values = frame[column].dropna()
+    return int(values.iloc[0]) if not values.empty else None
+
+
+def days(window: int | None, unknown: str) -> str:
+    return f"{window} days" if window is not None else unknown
+
+
+def p_text(name: str, value: float) -> str:
+    return f"{name}<0.001" if value < 0.001 else f"{name}={value:.3f}"
+
+
+def trend_label(row: Any) -> str:
+    """skill: direction, p and BH q-value (* when significant); n/a when a window is empty (no trend at all)."""
+    if pd.isna(row.trend):
+        return f"{row.skill_id}: n/a (a window has no events)"
+    if row.direction == "insufficient_data":
+        return f"{row.skill_id}: insufficient data"
+    if pd.isna(row.p_value):
+        return f"{row.skill_id}: {row.direction}, no test"
+    mark = " *" if row.is_significant else ""
+    return f"{row.skill_id}: {row.direction}, {p_text('p', row.p_value)}, {p_text('q', row.q_value)}{mark}"
+
+
 status, f = layout.page("Skills")
 as_of = status.as_of.isoformat() if status.as_of else "the build"
+try:  # one query for the three skill marts (the sections below would each fail alike)
+    rates, trends, hotspots = (
+        data.skill_correction_rates(),
+        data.skill_correction_trends(),
+        data.skill_dimension_hotspots(),
+    )
+except data.WarehouseUnavailable as exc:
+    st.warning(f"The skill marts are unavailable: {exc}")
+    st.stop()
+# The windows the marts were built with (vars correction_lookback_days and trend_window_days of that build).
+lookback = days(build_window(rates, "correction_lookback_days"), "the lookback window")
+recent_window = days(build_window(trends, "trend_window_days"), "the recent window")
 layout.scope(
     f,
-    f"Ranking, trends and hotspots are the marts' windows as of {as_of} (rates over the last 90 days, trend "
-    "= last 30 vs the 30 before); the weekly chart and the events follow the period. Analyzer events carry no tenant.",
+    f"Ranking, trends and hotspots are the marts' windows as of {as_of} (rates over the last {lookback}, trend "
+    f"= last {recent_window} vs the {recent_window} before); the weekly chart and the events follow the period. "
+    "Analyzer events carry no tenant.",
 )
 
 st.subheader("Correction-rate ranking")
 with layout.section("Correction rates"):
-    rates = data.skill_correction_rates()
     insufficient = rates[~rates["sufficient_data"].fillna(False).astype(bool)]
     if not insufficient.empty:
         st.warning(
@@ -40,19 +81,18 @@ with layout.section("Correction rates"):
             low="correction_rate_ci_low",
             high="correction_rate_ci_high",
             title="Correction rate by skill",
-            subtitle=f"Error bars: 95% CI. 90 days to {as_of}; hatched grey: insufficient data",
+            subtitle=f"Error bars: 95% CI. {lookback} to {as_of}; hatched grey: insufficient data",
             rate_title="Correction rate (% of invocations; a partial counts one half)",
             category_title="Skill",
             horizontal=True,
             colour=[charts.PALETTE[0] if ok else "#bdbdbd" for ok in frame["sufficient_data"]],
             patterns=["" if ok else "/" for ok in frame["sufficient_data"]],
         ).update_layout(height=max(300, 60 + 28 * len(frame))),
-        "No analyzer events in the last 90 days: no skill to rank.",
+        f"No analyzer events in the last {lookback}: no skill to rank.",
     )
 
-st.subheader("Trend: last 30 days vs the 30 before")
+st.subheader(f"Trend: last {recent_window} vs the {recent_window} before")
 with layout.section("Trends"):
-    trends = data.skill_correction_trends()
     if trends.empty:
         st.info("No skill has events in either trend window.")
     else:
@@ -67,31 +107,24 @@ with layout.section("Trends"):
             )
             for row in trends.itertuples()
         ]
+        tested = int(trends["q_value"].notna().sum())
+        # A NULL trend (a window without events) stays missing: no bar, "n/a" in its label; never a bar at 0.
         trends = trends.assign(
-            label=[
-                f"{skill}: insufficient data"
-                if direction == "insufficient_data"
-                else f"{skill}: {direction}, p{'<0.001' if p < 0.001 else f'={p:.3f}'}{' *' if significant else ''}"
-                for skill, direction, p, significant in zip(
-                    trends["skill_id"],
-                    trends["direction"],
-                    trends["p_value"].fillna(1.0),
-                    trends["is_significant"].fillna(False),
-                    strict=True,
-                )
-            ],
-            trend_plot=trends["trend"].fillna(0.0),
-            trend_low=[change.low if change.low is not None else 0.0 for change in changes],
-            trend_high=[change.high if change.high is not None else 0.0 for change in changes],
-        )
+            label=[trend_label(row) for row in trends.itertuples()],
+            trend_low=[change.low for change in changes],
+            trend_high=[change.high for change in changes],
+        ).astype({"trend": float, "trend_low": float, "trend_high": float})
         figure = charts.rate_bars(
             trends,
             category="label",
-            rate="trend_plot",
+            rate="trend",
             low="trend_low",
             high="trend_high",
-            title="Change in correction rate: last 30 days minus the 30 before",
-            subtitle=f"Error bars: 95% CI of the difference; * significant at 5% (z-test). As of {as_of}",
+            title=f"Change in correction rate: last {recent_window} minus the {recent_window} before",
+            subtitle=(
+                "Error bars: 95% CI of the difference; * significant, Benjamini-Hochberg q <= 0.05 over the "
+                f"{tested} skills tested (z-test); n/a: no bar, a window has no events. As of {as_of}"
+            ),
             rate_title="Change in correction rate (percentage points; + is worse)",
             category_title="Skill",
             horizontal=True,
@@ -104,47 +137,52 @@ with layout.section("Trends"):
         st.dataframe(
             trends[
                 ["skill_id", "direction", "recent_rate", "prior_rate", "recent_sample", "prior_sample", "trend"]
-                + ["p_value", "is_significant"]
+                + ["p_value", "q_value", "is_significant"]
             ],
             hide_index=True,
             column_config={
-                "recent_rate": st.column_config.NumberColumn("Last 30 days", format="percent"),
-                "prior_rate": st.column_config.NumberColumn("30 days before", format="percent"),
+                "recent_rate": st.column_config.NumberColumn(f"Last {recent_window}", format="percent"),
+                "prior_rate": st.column_config.NumberColumn(f"{recent_window.capitalize()} before", format="percent"),
                 "trend": st.column_config.NumberColumn("Change", format="percent"),
                 "p_value": st.column_config.NumberColumn("p-value", format="%.4f"),
-                "is_significant": "Significant (5%)",
+                "q_value": st.column_config.NumberColumn(
+                    "q-value (BH)",
+                    format="%.4f",
+                    help="p-value adjusted for testing every skill at once (Benjamini-Hochberg false discovery rate)",
+                ),
+                "is_significant": "Significant (q <= 0.05)",
             },
         )
 
 st.subheader("Hotspots: where corrections land")
 with layout.section("Hotspots"):
-    hotspots = data.skill_dimension_hotspots()
+    hotspot_lookback = days(build_window(hotspots, "correction_lookback_days"), lookback)
     charts.show(
         hotspots,
         lambda frame: charts.count_heatmap(
             frame.pivot_table(index="skill_id", columns="dimension", values="occurrences", aggfunc="sum"),
             title="Corrections and partials by skill and dimension",
-            subtitle=f"Events with a dimension hint, 90 days to {as_of}",
+            subtitle=f"Events with a dimension hint, {hotspot_lookback} to {as_of}",
             x_title="Dimension (analyzer dimension_hint)",
             y_title="Skill",
             colorbar_title="events",
             hover_label="corrections and partials",
         ),
-        "No correction or partial with a dimension in the last 90 days.",
+        f"No correction or partial with a dimension in the last {hotspot_lookback}.",
     )
 
 st.subheader("A skill's recent events")
 with layout.section("Skill drill-down"):
-    skills = sorted(set(data.skill_correction_rates()["skill_id"]) | set(data.skill_correction_trends()["skill_id"]))
+    skills = sorted(set(rates["skill_id"]) | set(trends["skill_id"]))
     if not skills:
         st.info("No skills yet.")
     else:
         # Open on the skill most worth a look: the largest significant worsening, else the highest rate.
         if st.session_state.get("skill") not in skills:
             skill_trends = data.skill_correction_trends()  # sorted by trend, largest first
-            significant = skill_trends["is_significant"].fillna(False).astype(bool)
+            significant = skill_trends["is_significant"].fillna(False).astype(bool)  # BH q <= 0.05
             worsening = skill_trends[(skill_trends["direction"] == "worsening") & significant]
-            ranked_skills = data.skill_correction_rates()["skill_id"].tolist()  # sufficient data first, by rate
+            ranked_skills = rates["skill_id"].tolist()  # sufficient data first, by rate
             st.session_state["skill"] = (
                 worsening["skill_id"].iloc[0] if not worsening.empty else (ranked_skills or skills)[0]
             )

@@ -63,7 +63,8 @@ rates as (
         sample_size >= {{ var('min_invocations') }} as sufficient_data,
         last_invoked_at,
         {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }} as window_start_at,
-        {{ as_of_timestamp() }} as window_end_at
+        {{ as_of_timestamp() }} as window_end_at,
+        {{ lookback_days }} as correction_lookback_days
     from counts_for_every_skill
 )
 

@@ -4,12 +4,14 @@
 -- direction is `insufficient_data` when either window holds fewer than
 -- `min_invocations` events, else `worsening` above +0.05, `improving` below
 -- -0.05 and `stable` in between. An empty window has a NULL rate, never 0.
--- The two-proportion z-test (pooled) compares the weighted correction counts.
+-- The two-proportion z-test (pooled) compares the weighted correction counts;
+-- one test per skill, so the p-values of this build are adjusted for false
+-- discoveries (Benjamini-Hochberg q-values) and is_significant reads the q-value.
 
 {%- set window_days = var('trend_window_days') %}
 {%- set min_invocations = var('min_invocations') %}
-{#- Half-width of the `stable` band and the significance level: defaults of
-    the reference analyzer, overridable per run until they move to dbt_project.yml. #}
+{#- Half-width of the `stable` band and the significance level of the q-values:
+    vars in dbt_project.yml (the defaults here are the reference analyzer's). #}
 {%- set stable_band = var('trend_stable_band', 0.05) %}
 {%- set significance_level = var('trend_significance_level', 0.05) %}
 
@@ -74,6 +76,37 @@ tested as (
     from rates
 ),
 
+-- Benjamini-Hochberg: the family is every skill of this build with a p-value
+-- (m of them); rank them by p ascending (ties in skill_id order, which leaves
+-- tied p-values with one q-value), then q = min over ranks >= own of p * m / rank,
+-- capped at 1.
+ranked_p_values as (
+    select
+        *,
+        case
+            when p_value_exact is not null
+                then row_number() over (order by p_value_exact asc nulls last, skill_id asc)
+        end as p_value_rank,
+        count(p_value_exact) over () as tests_in_family
+    from tested
+),
+
+adjusted as (
+    select
+        *,
+        case
+            when p_value_exact is not null
+                then least(
+                    1.0,
+                    min(p_value_exact * tests_in_family / p_value_rank) over (
+                        order by p_value_rank desc nulls first
+                        rows between unbounded preceding and current row
+                    )
+                )
+        end as q_value_exact
+    from ranked_p_values
+),
+
 classified as (
     select
         skill_id,
@@ -99,8 +132,13 @@ classified as (
         prior_rate_ci_high,
         {{ round_metric('z_statistic_exact') }} as z_statistic,
         {{ round_metric('p_value_exact') }} as p_value,
-        coalesce(p_value_exact < {{ significance_level }}, false) as is_significant
-    from tested
+        {{ round_metric('q_value_exact') }} as q_value,
+        -- decided on the published (rounded) q-value, as directions are on the rounded trend
+        coalesce(
+            {{ round_metric('q_value_exact') }} <= {{ significance_level }}, false
+        ) as is_significant,
+        {{ window_days }} as trend_window_days
+    from adjusted
 )
 
 select * from classified

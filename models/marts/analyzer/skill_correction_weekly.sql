@@ -1,7 +1,9 @@
 -- Weekly correction rate per skill for trend charts: every week (starting
 -- Monday, UTC) with at least one event up to as_of, the same formula and
 -- weights as skill_correction_rates, with its 95% Wilson interval.
--- is_complete_week is false for the week that as_of cuts short.
+-- is_complete_week is true once as_of has reached the week's last instant
+-- (Sunday 23:59:59.999999 UTC, so a date as_of on a Sunday completes it),
+-- false for the week that as_of cuts short, Sunday afternoon included.
 
 with events as (
     select * from {{ ref('int_analyzer__events_weighted') }}
@@ -41,8 +43,8 @@ rates as (
         acceptances,
         weighted_corrections,
         {{ rate_with_interval('weighted_corrections', 'sample_size', 'correction_rate') }},
-        {{ dbt.dateadd('day', 6, 'week_start') }}
-        <= cast({{ as_of_timestamp() }} as date) as is_complete_week
+        cast({{ dbt.dateadd('day', 7, 'week_start') }} as {{ dbt.type_timestamp() }})
+        <= {{ dbt.dateadd('microsecond', 1, as_of_timestamp()) }} as is_complete_week
     from counts_per_week
 )
 

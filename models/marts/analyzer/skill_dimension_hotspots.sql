@@ -42,7 +42,8 @@ shares as (
         row_number() over (
             partition by skill_id
             order by occurrences desc, dimension asc
-        ) as dimension_rank
+        ) as dimension_rank,
+        {{ lookback_days }} as correction_lookback_days
     from counts_per_dimension
 )
 
