@@ -619,23 +619,24 @@ def conversation_detail(
 # -- skills -----------------------------------------------------------------------------------------------------------
 @_cached
 def _skill_marts() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The three small skill marts on one connection (rates, trends, hotspots)."""
+    """The three small skill marts on one connection (rates, trends, hotspots). Each carries the window its
+    build used (correction_lookback_days, trend_window_days), the same on every row."""
     rates, trends, hotspots = _queries(
         """
         select skill_id, corrections, partials, acceptances, sample_size, correction_rate,
-               correction_rate_ci_low, correction_rate_ci_high, sufficient_data
+               correction_rate_ci_low, correction_rate_ci_high, sufficient_data, correction_lookback_days
         from marts.skill_correction_rates
         order by sufficient_data desc, correction_rate desc nulls last, skill_id
         """,
         """
         select skill_id, recent_rate, prior_rate, recent_sample, prior_sample, trend, direction,
                recent_rate_ci_low, recent_rate_ci_high, prior_rate_ci_low, prior_rate_ci_high,
-               p_value, is_significant
+               p_value, q_value, is_significant, trend_window_days
         from marts.skill_correction_trends
         order by trend desc nulls last, skill_id
         """,
         """
-        select skill_id, dimension, occurrences
+        select skill_id, dimension, occurrences, correction_lookback_days
         from marts.skill_dimension_hotspots
         order by skill_id, occurrences desc
         """,
@@ -707,7 +708,8 @@ def eval_matrix(tenant: str | None) -> pd.DataFrame:
         """
         select golden_set, golden_session_id, agent_id, replay_session_id, replayed_at, passed, overall_accuracy,
                cell_status, failed_dimension_names, divergence_count, previous_passed, previous_overall_accuracy,
-               replays_in_window, passes_in_window
+               replays_in_window, passes_in_window, flips_in_window, has_pending_replay, pending_replay_session_id,
+               latest_pending_at, pending_since
         from marts.eval_matrix
         where $tenant is null or tenant_id = $tenant
         order by golden_set, golden_session_id, agent_id
@@ -731,7 +733,7 @@ def eval_cell_dimensions(replay_session_id: str) -> pd.DataFrame:
 
 @_cached
 def eval_cell_history(golden_session_id: str, agent_id: str) -> pd.DataFrame:
-    """Every replay of one matrix cell: when, whether it passed, its mean dimension score."""
+    """Every finished replay of one matrix cell: when, whether it passed, its mean dimension score."""
     return _query(
         """
         select replay_session_id, replayed_at, bool_and(passed) as passed, avg(score) as mean_score,
@@ -750,7 +752,7 @@ def eval_regressions(tenant: str | None) -> pd.DataFrame:
     return _query(
         """
         select golden_set, golden_session_id, agent_id, replayed_at, overall_accuracy, previous_overall_accuracy,
-               accuracy_change, failed_dimension_names, divergence_count
+               accuracy_change, failed_dimension_names, divergence_count, has_pending_replay
         from marts.eval_regressions
         where $tenant is null or tenant_id = $tenant
         order by replayed_at desc
@@ -795,7 +797,9 @@ def retention_windows() -> pd.DataFrame:
 def purge_log(limit: int = 200) -> pd.DataFrame:
     return _query(
         """
-        select applied_at, policy, table_name, cutoff, rows_archived, rows_deleted, is_dry_run, archive_uri
+        select
+            applied_at, policy, table_name, cutoff, rows_archived, rows_deleted,
+            coalesce(rows_deleted_from_archive, 0) as rows_deleted_from_archive, is_dry_run, archive_uri
         from raw.purge_log
         order by applied_at desc
         limit $limit

@@ -7,7 +7,12 @@
     [[session_feedback]]
     postgres_dsn_env = "SESSION_FEEDBACK_PG_DSN"   # the DSN itself never sits in the file
 
-Sections: analyzer, session_feedback, reactions, workspace.
+Sections: analyzer, session_feedback, reactions, workspace; and, for
+`nightly`, one optional `[purge]` table:
+
+    [purge]
+    max_share = 0.5   # a delete policy removing more of its table stops the purge
+    yes = false       # true: purge anyway (the first purge of a long backlog)
 """
 
 from __future__ import annotations
@@ -21,6 +26,14 @@ from ingest.errors import UserError
 
 SECTIONS = ("analyzer", "session_feedback", "reactions", "workspace")
 KEYS = {"path", "postgres_dsn_env", "no_snippets"}
+SETTINGS = ("purge",)
+PURGE_KEYS = {"max_share", "yes"}
+
+
+@dataclass(frozen=True)
+class PurgeSettings:
+    max_share: float | None = None  # None: the purge's default
+    confirmed: bool = False
 
 
 @dataclass(frozen=True)
@@ -31,14 +44,38 @@ class SourceEntry:
     no_snippets: bool
 
 
-def read_config(file: Path) -> list[SourceEntry]:
+def _load(file: Path) -> dict[str, object]:
+    if file.is_dir():
+        raise UserError(f"config file {file} is a folder: give the TOML file in it (e.g. {file / 'sources.toml'})")
     if not file.is_file():
         raise UserError(f"config file {file} does not exist: check the path (see demo-data's sources.toml)")
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        return tomllib.loads(file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"config file {file} is not valid TOML: {exc}") from None
-    unknown = set(data) - set(SECTIONS)
+
+
+def read_purge_settings(file: Path | None) -> PurgeSettings:
+    """The `[purge]` table of a config file (nightly); defaults without one."""
+    if file is None:
+        return PurgeSettings()
+    table = _load(file).get("purge", {})
+    if not isinstance(table, dict):
+        raise UserError(f"config file {file}: write [purge] as a table (max_share = 0.5, yes = false)")
+    extra = set(table) - PURGE_KEYS
+    if extra:
+        raise UserError(f"config file {file}, [purge]: unknown key(s) {', '.join(sorted(extra))}; use max_share, yes")
+    share, confirmed = table.get("max_share"), table.get("yes", False)
+    if share is not None and (isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1):
+        raise UserError(f"config file {file}, [purge]: max_share must be a number from 0 to 1, got {share!r}")
+    if not isinstance(confirmed, bool):
+        raise UserError(f"config file {file}, [purge]: yes must be true or false, got {confirmed!r}")
+    return PurgeSettings(None if share is None else float(share), confirmed)
+
+
+def read_config(file: Path) -> list[SourceEntry]:
+    data = _load(file)
+    unknown = set(data) - set(SECTIONS) - set(SETTINGS)
     if unknown:
         raise UserError(
             f"config file {file}: unknown section(s) {', '.join(sorted(unknown))}; use {', '.join(SECTIONS)}"

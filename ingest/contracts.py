@@ -35,7 +35,8 @@ FEEDBACK_STATUSES = ("pending", "reviewed", "applied", "dismissed")
 SESSION_TYPES = ("agent", "chat", "response", "tool", "mixed")
 EVAL_TRIGGERS = ("manual", "scheduled", "post-deploy")
 
-HEX64 = "[0-9a-fA-F]{64}"
+# lower-case only: the upstream contract stores SHA-256 as lower-case hex (hashlib.hexdigest)
+HEX64 = "[0-9a-f]{64}"
 
 
 @dataclass(frozen=True)

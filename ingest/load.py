@@ -22,6 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from ingest.contracts import Contract
+from ingest.pause_points import pause_point
 from ingest.validation import (
     json_batch_sql,
     lines_parsed_sql,
@@ -43,6 +44,7 @@ class LoadResult:
     duplicates: int = 0
     skipped: bool = False
     seconds: float = 0.0
+    load_id: str | None = None  # of a committed load (raw.load_manifest, raw.quarantine); None when skipped
 
 
 @dataclass
@@ -127,8 +129,8 @@ class Load:
         self.options = options
         self.checksum = checksum
         self.size_bytes = size_bytes
-        self.result = LoadResult(contract.source, contract.table, uri)
         self.load_id = uuid.uuid4().hex
+        self.result = LoadResult(contract.source, contract.table, uri, load_id=self.load_id)
         self.started_at = datetime.now(UTC).replace(tzinfo=None)
         self._clock = time.perf_counter()
 
@@ -152,6 +154,7 @@ class Load:
             raise
         if outcome.keep:
             self._write_manifest()
+            pause_point("load-before-commit")
             self.con.execute("commit")
             self.result.seconds = time.perf_counter() - self._clock
         else:
@@ -373,3 +376,22 @@ def load_batches(
             else:
                 load.add_json_batch(batch)
     return load.result
+
+
+def unusable_inputs(con: duckdb.DuckDBPyConnection, results: list[LoadResult]) -> list[str]:
+    """One line per input of which nothing could land: every row it had broke the contract (the wrong file,
+    most likely). Its rows are in the quarantine, as always."""
+    lines = []
+    for r in results:
+        if r.skipped or not r.rows_read or r.loaded or r.duplicates or r.quarantined < r.rows_read:
+            continue
+        first = con.execute(
+            "select reason from raw.quarantine where load_id = ? order by line_number nulls last, record_key limit 1",
+            [r.load_id],
+        ).fetchall()
+        reason = first[0][0] if first else "unknown"
+        lines.append(
+            f"{r.uri}: none of its {r.rows_read:,} row(s) matched the {r.source} contract of raw.{r.table} "
+            f"(first: {reason}); is it the right file for this source?"
+        )
+    return lines

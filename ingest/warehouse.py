@@ -8,6 +8,8 @@ Every command resolves the file the same way: `--db PATH`, else the
 from __future__ import annotations
 
 import os
+import re
+import sys
 import time
 from pathlib import Path
 
@@ -166,7 +168,8 @@ RAW_TABLES: dict[str, str] = {
         rows_deleted bigint not null,
         applied_at timestamp not null,
         is_dry_run boolean not null,
-        archive_uri varchar
+        archive_uri varchar,
+        rows_deleted_from_archive bigint
     """,
     # one row per erasure request; the user id only as a salted-free SHA-256, never in clear
     "erasure_log": """
@@ -208,6 +211,7 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
         )
     if not read_only and path.parent and not path.parent.exists():
         raise UserError(f"folder {path.parent} for the warehouse does not exist: create it first")
+    refuse_what_is_no_warehouse(path)
     con = _open_waiting_for_lock(path, read_only)
     con.execute("set TimeZone = 'UTC'")
     con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
@@ -227,6 +231,24 @@ def _column_definitions(columns: str) -> dict[str, str]:
     return definitions
 
 
+# A DuckDB database file carries these bytes at offset 8 (DuckDB's storage header).
+DUCKDB_MAGIC = b"DUCK"
+
+
+def refuse_what_is_no_warehouse(path: Path) -> None:
+    """A folder, or an existing file that is not a DuckDB database (a CSV, an export given to --db by mistake)."""
+    if path.is_dir():
+        raise UserError(f"--db {path} is a folder: give the warehouse file, e.g. {path / DEFAULT_DB}")
+    if path.is_file() and path.stat().st_size > 0:
+        with path.open("rb") as handle:
+            header = handle.read(12)
+        if header[8:12] != DUCKDB_MAGIC:
+            raise UserError(
+                f"--db {path} is not a DuckDB warehouse (no DuckDB header): give the warehouse file, "
+                "or a new file name to create one"
+            )
+
+
 def _open_waiting_for_lock(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     """Open the file, waiting while another process holds it (the dashboard's brief reads, another writer).
 
@@ -234,14 +256,28 @@ def _open_waiting_for_lock(path: Path, read_only: bool) -> duckdb.DuckDBPyConnec
     meanwhile; readers hold it only for a query, so a writer waits them out.
     FEEDBACK_LOCK_WAIT_SECONDS (default 120) bounds the wait.
     """
-    deadline = time.monotonic() + float(os.environ.get("FEEDBACK_LOCK_WAIT_SECONDS", DEFAULT_LOCK_WAIT_SECONDS))
+    wait_seconds = float(os.environ.get("FEEDBACK_LOCK_WAIT_SECONDS", DEFAULT_LOCK_WAIT_SECONDS))
+    deadline = time.monotonic() + wait_seconds
     delay = 0.05
+    said = False
     while True:
         try:
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as exc:
             first = str(exc).splitlines()[0]
-            if "lock" not in first.lower() or time.monotonic() >= deadline:
+            if "lock" not in first.lower():
+                raise UserError(f"cannot open warehouse {path}: {first}") from None
+            if not said:  # once: what it waits for and for how long at most
+                holder = re.search(r"\(PID (\d+)\)", first)
+                print(
+                    f"waiting for warehouse {path}: another process"
+                    + (f" (pid {holder[1]})" if holder else "")
+                    + f" is using it; waiting up to {wait_seconds:g} s (FEEDBACK_LOCK_WAIT_SECONDS)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                said = True
+            if time.monotonic() >= deadline:
                 raise UserError(
                     f"cannot open warehouse {path}: {first} (another process is using it; wait for it to finish)"
                 ) from None

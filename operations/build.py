@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
@@ -31,21 +34,72 @@ def dbt_build(
     *,
     capture: bool = False,
     unit_tests: bool = False,
+    on_line: Callable[[str], None] | None = None,
 ) -> tuple[int, str]:
-    """Run dbt build against `db`; returns its exit code and (when captured) its output."""
+    """Run dbt build against `db`; returns its exit code and (when captured) its output.
+
+    Captured output has no colour codes; `on_line` sees each line of it as dbt prints it."""
     from ingest.warehouse import wait_until_writable
 
     wait_until_writable(db)  # a dashboard query in flight finishes first
     env = {**os.environ, "FEEDBACK_DB": str(db.resolve()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    completed = subprocess.run(
-        dbt_command(as_of, dbt_args or [], unit_tests=unit_tests),
-        env=env,
-        check=False,
-        capture_output=capture,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    return completed.returncode, (completed.stdout or "") + (completed.stderr or "")
+    command = dbt_command(as_of, dbt_args or [], unit_tests=unit_tests)
+    if not capture and on_line is None:
+        return subprocess.run(command, env=env, check=False, stdin=subprocess.DEVNULL).returncode, ""
+    env["DBT_USE_COLORS"] = "false"
+    lines = []
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            line = ANSI_ESCAPE.sub("", line)
+            lines.append(line)
+            if on_line is not None:
+                on_line(line)
+    return proc.returncode, "".join(lines)
+
+
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+NODE_DONE = re.compile(r"^\S+\s+(\d+) of (\d+) (?!START)")
+
+
+class BuildProgress:
+    """dbt's progress on a terminal as one line, `dbt build: 12 of 483 nodes done`, instead of its raw output;
+    on a failure the lines after dbt's error summary are shown."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.done = 0
+        self.total = 0
+
+    def __call__(self, line: str) -> None:
+        if (match := NODE_DONE.match(line.strip())) and " hook" not in line:  # on-run-start hooks count apart
+            self.done, self.total = self.done + 1, int(match[2])
+            self.stream.write(f"\rdbt build: {self.done:,} of {self.total:,} nodes done")
+            self.stream.flush()
+
+    def finish(self, code: int, output: str) -> None:
+        if self.total:
+            self.stream.write("\n")
+        if code != 0:
+            lines = output.splitlines()
+            start = next((i for i, line in enumerate(lines) if "Completed with" in line), max(len(lines) - 40, 0))
+            self.stream.write("\n".join(line for line in lines[start:] if line.strip()) + "\n")
+        self.stream.write(summary_of(output) + "\n")
+        self.stream.flush()
+
+
+def build_showing_progress(
+    db: Path, as_of: str | None, dbt_args: list[str] | None = None, *, unit_tests: bool = False
+) -> int:
+    """`dbt build`: on a terminal, a progress line and the summary; otherwise dbt's own output."""
+    if not sys.stdout.isatty():
+        return dbt_build(db, as_of, dbt_args, unit_tests=unit_tests)[0]
+    progress = BuildProgress(sys.stdout)
+    code, output = dbt_build(db, as_of, dbt_args, unit_tests=unit_tests, on_line=progress)
+    progress.finish(code, output)
+    return code
 
 
 def summary_of(output: str) -> str:
@@ -54,3 +108,19 @@ def summary_of(output: str) -> str:
         if "PASS=" in line and "TOTAL=" in line:
             return line[line.index("PASS=") :].strip()
     return "no summary line from dbt"
+
+
+def last_build_as_of(db: Path) -> str | None:
+    """The as-of instant of the last build (marts.build_info), for dbt's `as_of` var; None when none is recorded."""
+    import duckdb
+
+    from ingest.warehouse import connect
+
+    con = connect(db, read_only=True)
+    try:
+        rows = con.execute("select as_of_at from marts.build_info").fetchall()
+    except duckdb.CatalogException:
+        return None
+    finally:
+        con.close()
+    return rows[0][0].isoformat(timespec="microseconds") + "Z" if rows and rows[0][0] else None

@@ -1,18 +1,51 @@
-"""`feedback-analytics forget --user-id ID`: erase one user's rows from every raw table that holds a user id.
+"""`feedback-analytics forget --user-id ID`: erase one user from the warehouse and its archive, down to the bytes.
 
-- raw.session_feedback: rows whose `user_id_or_null` is the user: deleted.
-- raw.turn_reactions: the user's reactions: deleted.
-- raw.workspace_feedback: rows the user created: deleted; rows the user only
-  reviewed keep their content but lose the reviewer id (pseudonymised).
-- raw.workspace_eval_runs: runs the user started keep their results but lose `created_by`.
-- raw.workspace_sessions: a golden session the user promoted keeps its
-  snapshot but loses `metadata.golden.promoted_by` (golden sessions are immutable references).
-- raw.quarantine: quarantined lines that carry the id as a JSON string value: deleted.
-- Analyzer events and their Parquet archive hold no user id (only a session
-  id), so they have nothing to erase.
+What can hold a user id, and what happens to it:
 
-Everything happens in one transaction, with a `raw.erasure_log` row that
-names the request by the SHA-256 of the id, never the id itself.
+- `raw.session_feedback.user_id_or_null`, `raw.turn_reactions.user_id`,
+  `raw.workspace_feedback.created_by`: the user's own rows, deleted.
+- `raw.workspace_feedback.reviewed_by_user_id`, `raw.workspace_eval_runs.created_by`:
+  rows someone else owns; they stay and lose the id (set to NULL).
+- The JSON columns of the raw data tables (workspace feedback `context`,
+  sessions `metadata` such as a golden session's `golden.promoted_by`, eval
+  runs `results`): anywhere in the document, a string holding the id (as a
+  whole word, below) or a number equal to it becomes null, and a member whose
+  key holds it is removed; the row stays (golden sessions are immutable
+  references).
+- Free text (analyzer `user_message_snippet`, reaction `text`, workspace
+  feedback `comment` and `review_notes`): a text in which the id stands as a
+  whole word (no letter, digit, `_`, `-` or `@` touching it, so a longer id
+  that starts with this one does not count) is set to NULL; the row stays, as
+  with `ingest --no-snippets`.
+- `raw.quarantine`: a line that carries the id is deleted. A line that parses
+  as JSON carries it when any key or string anywhere in it, decoded, holds the
+  id as a whole word (`"jos\\u00e9"` is josé) or any number equals it
+  (`"user_id": 12345` for "12345"); a line that does not parse carries it when
+  one of its string literals, decoded, or its text holds the id as a whole
+  word; a line kept as bytes (not UTF-8) likewise.
+- The Parquet archive of analyzer events (every file a purge logged in
+  `raw.purge_log`, every archive file in the archive folders): the snippet rule
+  above; a file that changes is rewritten (temporary file, fsync, rename,
+  fsync of the folder), and leftovers of a killed purge (`*.parquet.tmp`) go.
+
+Out of scope: the upstream sources (re-ingesting a file that still holds the
+user lands the user again), files made from the warehouse elsewhere
+(exports, reports, backups), and blocks the file system or disk itself keeps
+after a file is replaced.
+
+The steps (the command line calls them in this order):
+
+1. `erase`: everything above in one transaction, with a `raw.erasure_log` row
+   naming the request by the SHA-256 of the id, never the id itself.
+2. (the command line rebuilds the dbt models, so they lose the id too)
+3. `rewrite_warehouse`: DuckDB keeps deleted rows' bytes in freed blocks of the
+   file until they are reused, so the whole database is copied into a new file
+   beside it (every schema, table, view, macro, sequence, index), checked
+   against the original, fsynced and renamed over it, and the folder fsynced;
+   no WAL is left. The copy holds the original's write lock throughout.
+4. `verify`: every text, JSON, list and blob column of every table, and every
+   archive file, decoded again in Python (the json module, `re`, pyarrow)
+   rather than with the SQL that erased: the count of rows still carrying the id.
 """
 
 from __future__ import annotations
@@ -20,11 +53,35 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
+import re
+import shutil
+import time
 import uuid
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from ingest.errors import UserError
+from ingest.validation import quote, sql_literal
+from ingest.warehouse import connect
+from operations.retention import ARCHIVE_PREFIX, archive_files, logged_archives
+
+DATA_TABLES = (
+    "analyzer_events",
+    "session_feedback",
+    "turn_reactions",
+    "workspace_feedback",
+    "workspace_sessions",
+    "workspace_eval_runs",
+)
 # table -> (column, action): "delete" removes the row, "null" only removes the id
 USER_COLUMNS: dict[str, list[tuple[str, str]]] = {
     "session_feedback": [("user_id_or_null", "delete")],
@@ -32,17 +89,38 @@ USER_COLUMNS: dict[str, list[tuple[str, str]]] = {
     "workspace_feedback": [("created_by", "delete"), ("reviewed_by_user_id", "null")],
     "workspace_eval_runs": [("created_by", "null")],
 }
-# ids inside JSON: the admin who promoted a golden session (metadata.golden.promoted_by)
-PROMOTED_BY = "json_extract_string(metadata, '$.golden.promoted_by')"
-FORGET_PROMOTER = """json_merge_patch(metadata, '{"golden": {"promoted_by": null}}')"""
+# free text that may name the user: set to NULL where it does
+FREE_TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "analyzer_events": ("user_message_snippet",),
+    "turn_reactions": ("text",),
+    "workspace_feedback": ("comment", "review_notes"),
+}
+ARCHIVED_TABLE = "analyzer_events"  # the table whose rows `purge` moves to Parquet
+REWRITE_SUFFIX = ".forget-rewrite"  # the new copy of the warehouse, beside it, until it is renamed over it
+# characters that make the id part of a longer id when they touch it (RE2 and Python spellings)
+_ID_CHARACTERS_RE2 = r"\pL\pN_@-"
+_ID_CHARACTERS_PY = r"\w@-"
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+@dataclass
+class Rewrite:
+    """The physical rewrite of the warehouse file."""
+
+    path: Path
+    seconds: float
+    bytes_before: int
+    bytes_after: int
 
 
 @dataclass
 class ErasureResult:
     user_id_sha256: str
-    deleted: dict[str, int] = field(default_factory=dict)
-    pseudonymised: dict[str, int] = field(default_factory=dict)
-    remaining: dict[str, int] = field(default_factory=dict)
+    deleted: dict[str, int] = field(default_factory=dict)  # raw.table -> rows deleted
+    pseudonymised: dict[str, int] = field(default_factory=dict)  # raw.table.column -> rows kept without the id
+    archives: dict[str, int] = field(default_factory=dict)  # archive file -> rows kept without the id
+    archive_files: list[Path] = field(default_factory=list)  # every archive file looked at
+    removed_leftovers: list[Path] = field(default_factory=list)
 
     @property
     def rows_deleted(self) -> int:
@@ -50,64 +128,231 @@ class ErasureResult:
 
     @property
     def rows_pseudonymised(self) -> int:
-        return sum(self.pseudonymised.values())
+        return sum(self.pseudonymised.values()) + sum(self.archives.values())
+
+    @property
+    def matched_nothing(self) -> bool:
+        return self.rows_deleted == 0 and self.rows_pseudonymised == 0
 
 
-def _quarantine_match() -> str:
-    # the id as a JSON string value anywhere in the quarantined text: "<id>"
-    return "strpos(coalesce(raw_text, ''), ?) > 0"
+# -- the erasure (SQL) ---------------------------------------------------------------------------------------
+def _re2_literal(text: str) -> str:
+    """`text` as an RE2 pattern that matches it literally (every character but ASCII letters and digits escaped)."""
+    return "".join(ch if ch.isascii() and ch.isalnum() else f"\\x{{{ord(ch):x}}}" for ch in text)
 
 
-def _json_string(user_id: str) -> str:
-    return json.dumps(user_id, ensure_ascii=False)
+def _word_pattern(text: str) -> str:
+    """RE2: `text` as a whole word, not touching a character that would make it part of a longer id."""
+    return f"(^|[^{_ID_CHARACTERS_RE2}]){_re2_literal(text)}([^{_ID_CHARACTERS_RE2}]|$)"
 
 
-def remaining_rows(con: duckdb.DuckDBPyConnection, user_id: str) -> dict[str, int]:
-    """The verification: rows that still carry the id, per table and column (all zero after an erasure)."""
-    counts = {}
-    for table, columns in USER_COLUMNS.items():
-        for column, _action in columns:
-            (count,) = con.execute(f"select count(*) from raw.{table} where {column} = ?", [user_id]).fetchall()[0]
-            counts[f"raw.{table}.{column}"] = count
-    (count,) = con.execute(
-        f"select count(*) from raw.workspace_sessions where {PROMOTED_BY} = ?", [user_id]
-    ).fetchall()[0]
-    counts["raw.workspace_sessions.metadata.golden.promoted_by"] = count
-    (count,) = con.execute(
-        f"select count(*) from raw.quarantine where {_quarantine_match()}", [_json_string(user_id)]
-    ).fetchall()[0]
-    counts["raw.quarantine.raw_text"] = count
-    return counts
+# A json_tree node that is the id: a key or string holding it as a whole word, or a number equal to it.
+_NODE_HOLDS_ID = """(
+    (node.type = 'VARCHAR' and regexp_matches(node.value ->> '$', $word))
+    or (node.type not in ('VARCHAR', 'OBJECT', 'ARRAY', 'BOOLEAN', 'NULL')
+        and (node.atom::varchar = $id or try_cast(node.atom::varchar as double) = try_cast($id as double)))
+    or (node.key is not null and node.fullkey <> node.path || '[' || node.key || ']'
+        and regexp_matches(node.key, $word))
+)"""
+# The string literals of a text that is not JSON (a closing quote may be missing: a cut line), decoded.
+_LITERALS = r"""list_transform(
+    regexp_extract_all({text}, '"((?:[^"\\]|\\.)*)("|$)', 1),
+    lambda body: try(json_extract_string('"' || body || '"', '$'))
+)"""
 
 
-def forget(con: duckdb.DuckDBPyConnection, user_id: str, *, dry_run: bool) -> ErasureResult:
+def _quarantine_hits_sql() -> str:
+    """Row ids of the quarantined lines that carry the id (parameters $id, $word, $bytes_word)."""
+    literals = _LITERALS.format(text="raw_text")
+    return f"""
+        with documents as (
+            select rowid as row_id, raw_text from raw.quarantine where json_valid(raw_text)
+        ),
+
+        in_json as (
+            select distinct documents.row_id
+            from documents, json_tree(documents.raw_text) as node
+            where {_NODE_HOLDS_ID}
+        ),
+
+        in_text as (
+            select rowid as row_id from raw.quarantine
+            where (
+                raw_text is not null and not json_valid(raw_text)
+                and (
+                    regexp_matches(raw_text, $word)
+                    or len(list_filter({literals}, lambda literal: regexp_matches(literal, $word))) > 0
+                )
+            )
+            or (raw_bytes is not null and regexp_matches(cast(raw_bytes as varchar), $bytes_word))
+        )
+
+        select row_id from in_json
+        union
+        select row_id from in_text
+    """
+
+
+def _json_columns(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    rows = con.execute(
+        "select table_name, column_name from duckdb_columns() "
+        "where database_name = current_database() and schema_name = 'raw' and data_type = 'JSON' order by all"
+    ).fetchall()
+    return [(table, column) for table, column in rows if table in DATA_TABLES]
+
+
+def _json_nodes(con: duckdb.DuckDBPyConnection, table: str, column: str, params: dict[str, str]) -> list[Any]:
+    """(row id, path, is a key) of every JSON node holding the id in raw.table.column."""
+    return con.execute(
+        f"""
+        select base.rowid, node.fullkey, node.key is not null and regexp_matches(node.key, $word)
+            and node.fullkey <> node.path || '[' || node.key || ']'
+        from raw.{table} as base, json_tree(base.{quote(column)}) as node
+        where base.{quote(column)} is not null and {_NODE_HOLDS_ID}
+        """,
+        {name: params[name] for name in ("id", "word")},
+    ).fetchall()
+
+
+def _scrub_json(con: duckdb.DuckDBPyConnection, table: str, column: str, params: dict[str, str]) -> int:
+    """Null every JSON value holding the id and remove every member keyed by it; the rows touched."""
+    touched: set[int] = set()
+    for _attempt in range(5):  # a removed member can shift what a second pass finds; normally one pass
+        nodes = _json_nodes(con, table, column, params)
+        if not nodes:
+            return len(touched)
+        paths: dict[int, tuple[list[str], list[str]]] = {}
+        for row_id, path, is_key in nodes:
+            values, keys = paths.setdefault(row_id, ([], []))
+            (keys if is_key else values).append(path)
+        for row_id, (values, keys) in paths.items():
+            expression = quote(column)
+            for path in values:
+                expression = f"json_replace({expression}, {sql_literal(path)}, 'null'::json)"
+            for path in sorted(keys, key=len, reverse=True):  # the deepest first
+                expression = f"json_remove({expression}, {sql_literal(path)})"
+            try:
+                con.execute(f"update raw.{table} set {quote(column)} = {expression} where rowid = ?", [row_id])
+            except duckdb.Error:  # a path DuckDB cannot address: the document goes rather than the id stays
+                con.execute(f"update raw.{table} set {quote(column)} = null where rowid = ?", [row_id])
+            touched.add(row_id)
+    raise UserError(f"raw.{table}.{column}: the id is still in a JSON document after 5 passes; nothing was erased")
+
+
+def archive_paths(con: duckdb.DuckDBPyConnection, archive_dir: Path) -> list[Path]:
+    """Every analyzer archive file: those a committed purge logged (wherever --archive-dir put them) and every
+    archive file in their folders and in `archive_dir` (the default one)."""
+    logged = [Path(uri) for uri in logged_archives(con)]
+    folders = {archive_dir.resolve(), *(path.parent for path in logged)}
+    files = {path for path in logged if path.exists()}
+    for folder in folders:
+        files.update(path.resolve() for path in archive_files(folder))
+    return sorted(files)
+
+
+def _leftovers(files: Iterable[Path], archive_dir: Path) -> list[Path]:
+    """Temporary archive files a killed purge or forget left (never logged, never read)."""
+    folders = {archive_dir.resolve(), *(path.parent for path in files)}
+    return sorted(p for folder in folders if folder.is_dir() for p in folder.glob(f"{ARCHIVE_PREFIX}*.parquet.tmp"))
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _erase_from_archive(con: duckdb.DuckDBPyConnection, path: Path, word: str, *, dry_run: bool) -> int:
+    """Null the free text naming the user in one archive file (rewritten, fsynced, renamed); rows changed."""
+    source = sql_literal(str(path))
+    present = {row[0] for row in con.execute(f"describe select * from read_parquet({source})").fetchall()}
+    columns = [c for c in FREE_TEXT_COLUMNS[ARCHIVED_TABLE] if c in present]
+    if not columns:
+        return 0
+    naming = " or ".join(f"regexp_matches({quote(c)}, {sql_literal(word)})" for c in columns)
+    (hits,) = con.execute(f"select count(*) from read_parquet({source}) where {naming}").fetchall()[0]
+    if not hits or dry_run:
+        return hits
+    replaced = ", ".join(
+        f"case when regexp_matches({quote(c)}, {sql_literal(word)}) then null else {quote(c)} end as {quote(c)}"
+        for c in columns
+    )
+    partial = path.with_name(path.name + ".tmp")
+    kept = f"select * replace ({replaced}) from read_parquet({source})"
+    con.execute(f"copy ({kept}) to {sql_literal(str(partial))} (format parquet, compression zstd)")
+    shutil.copymode(path, partial)
+    _fsync(partial)
+    partial.replace(path)
+    _fsync(path.parent)
+    return hits
+
+
+def _count_or_apply(con: duckdb.DuckDBPyConnection, sql_count: str, sql_apply: str, params: Any, dry_run: bool) -> int:
+    (count,) = con.execute(sql_count if dry_run else sql_apply, params).fetchall()[0]
+    return count
+
+
+def erase(con: duckdb.DuckDBPyConnection, user_id: str, *, dry_run: bool, archive_dir: Path) -> ErasureResult:
+    """Step 1: erase (or, dry, count) the user everywhere, in one transaction, and log the request by hash."""
+    if not user_id.strip():
+        raise UserError("the user id to erase is empty: an empty id would match every text")
     result = ErasureResult(hashlib.sha256(user_id.encode()).hexdigest())
+    (rendered,) = con.execute("select cast(encode(?) as varchar)", [user_id]).fetchall()[0]
+    params = {"id": user_id, "word": _word_pattern(user_id), "bytes_word": _word_pattern(rendered)}
     con.execute("begin transaction")
     try:
         for table, columns in USER_COLUMNS.items():
             for column, action in columns:
-                where = f"{column} = ?"
-                if dry_run:
-                    (count,) = con.execute(f"select count(*) from raw.{table} where {where}", [user_id]).fetchall()[0]
-                elif action == "delete":
-                    (count,) = con.execute(f"delete from raw.{table} where {where}", [user_id]).fetchall()[0]
+                where = f"{quote(column)} = $id"
+                count = _count_or_apply(
+                    con,
+                    f"select count(*) from raw.{table} where {where}",
+                    f"delete from raw.{table} where {where}"
+                    if action == "delete"
+                    else f"update raw.{table} set {quote(column)} = null where {where}",
+                    {"id": user_id},
+                    dry_run,
+                )
+                if action == "delete":
+                    result.deleted[f"raw.{table}"] = result.deleted.get(f"raw.{table}", 0) + count
                 else:
-                    (count,) = con.execute(
-                        f"update raw.{table} set {column} = null where {where}", [user_id]
-                    ).fetchall()[0]
-                bucket = result.deleted if action == "delete" else result.pseudonymised
-                bucket[f"raw.{table}"] = bucket.get(f"raw.{table}", 0) + count
-        if dry_run:
-            sql = f"select count(*) from raw.workspace_sessions where {PROMOTED_BY} = ?"
-        else:
-            sql = f"update raw.workspace_sessions set metadata = {FORGET_PROMOTER} where {PROMOTED_BY} = ?"
-        (count,) = con.execute(sql, [user_id]).fetchall()[0]
-        result.pseudonymised["raw.workspace_sessions"] = count
-        verb = "select count(*) from" if dry_run else "delete from"
-        (count,) = con.execute(
-            f"{verb} raw.quarantine where {_quarantine_match()}", [_json_string(user_id)]
-        ).fetchall()[0]
-        result.deleted["raw.quarantine"] = count
+                    result.pseudonymised[f"raw.{table}.{column}"] = count
+        for table, column in _json_columns(con):
+            place = f"raw.{table}.{column}"
+            if dry_run:
+                result.pseudonymised[place] = len({node[0] for node in _json_nodes(con, table, column, params)})
+            else:
+                result.pseudonymised[place] = _scrub_json(con, table, column, params)
+        for table, columns in FREE_TEXT_COLUMNS.items():
+            for column in columns:
+                where = f"regexp_matches({quote(column)}, $word)"
+                result.pseudonymised[f"raw.{table}.{column}"] = _count_or_apply(
+                    con,
+                    f"select count(*) from raw.{table} where {where}",
+                    f"update raw.{table} set {quote(column)} = null where {where}",
+                    {"word": params["word"]},
+                    dry_run,
+                )
+        hits = _quarantine_hits_sql()
+        result.deleted["raw.quarantine"] = _count_or_apply(
+            con,
+            f"select count(*) from ({hits})",
+            f"delete from raw.quarantine where rowid in ({hits})",
+            params,
+            dry_run,
+        )
+        result.archive_files = archive_paths(con, archive_dir)
+        for path in result.archive_files:
+            result.archives[str(path)] = _erase_from_archive(con, path, params["word"], dry_run=dry_run)
+        if not dry_run:
+            for path in _leftovers(result.archive_files, archive_dir):
+                path.unlink()
+                result.removed_leftovers.append(path)
+        if dry_run:  # a dry run only counts, on a read-only connection: it writes nothing, not even the log
+            con.execute("commit")
+            return result
         con.execute(
             "insert into raw.erasure_log values (?, ?, ?, ?, ?, ?, ?)",
             [
@@ -116,7 +361,13 @@ def forget(con: duckdb.DuckDBPyConnection, user_id: str, *, dry_run: bool) -> Er
                 dt.datetime.now(dt.UTC).replace(tzinfo=None),
                 result.rows_deleted,
                 result.rows_pseudonymised,
-                json.dumps({"deleted": result.deleted, "pseudonymised": result.pseudonymised}),
+                json.dumps(
+                    {
+                        "deleted": result.deleted,
+                        "pseudonymised": result.pseudonymised,
+                        "archive_rows": sum(result.archives.values()),
+                    }
+                ),
                 dry_run,
             ],
         )
@@ -124,5 +375,290 @@ def forget(con: duckdb.DuckDBPyConnection, user_id: str, *, dry_run: bool) -> Er
     except BaseException:
         con.execute("rollback")
         raise
-    result.remaining = remaining_rows(con, user_id)
     return result
+
+
+# -- the physical rewrite --------------------------------------------------------------------------------------
+def _inventory(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[Any]]:
+    """What a database holds: its objects by name, and every table's row count."""
+    here = f"database_name = {sql_literal(database)}"
+    tables = con.execute(f"select schema_name, table_name from duckdb_tables() where {here} order by all").fetchall()
+    return {
+        "schemas": con.execute(f"select schema_name from duckdb_schemas() where {here} order by all").fetchall(),
+        "tables": [
+            (
+                schema,
+                table,
+                con.execute(f"select count(*) from {quote(database)}.{quote(schema)}.{quote(table)}").fetchone(),
+            )
+            for schema, table in tables
+        ],
+        "columns": con.execute(
+            f"select schema_name, table_name, column_name, data_type from duckdb_columns() where {here} order by all"
+        ).fetchall(),
+        "views": con.execute(
+            f"select schema_name, view_name from duckdb_views() where {here} and not internal order by all"
+        ).fetchall(),
+        "sequences": con.execute(
+            f"select schema_name, sequence_name from duckdb_sequences() where {here} order by all"
+        ).fetchall(),
+        "macros": con.execute(
+            f"select schema_name, function_name from duckdb_functions() where {here} and not internal "
+            "and function_type in ('macro', 'table_macro') order by all"
+        ).fetchall(),
+        "indexes": con.execute(
+            f"select schema_name, index_name from duckdb_indexes() where {here} order by all"
+        ).fetchall(),
+    }
+
+
+def _remove(*paths: Path) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+def rewrite_warehouse(db: Path) -> Rewrite:
+    """Step 3: copy the whole database into a new file and rename it over the original, under its write lock.
+
+    The original stays open (locked) until the new file has replaced it, so no
+    other writer slips in between; a reader that opens the path afterwards gets
+    the new file. A check failed or an error leaves the original as it was.
+    """
+    started = time.perf_counter()
+    target = db.resolve()
+    partial = target.with_name(target.name + REWRITE_SUFFIX)
+    partial_wal = partial.with_name(partial.name + ".wal")
+    con = connect(db)  # waits out a reader or another writer, then holds the file
+    try:
+        _remove(partial, partial_wal)  # a killed rewrite's copy
+        con.execute("checkpoint")  # the WAL into the file: closing the original later writes nothing
+        bytes_before = target.stat().st_size
+        (database,) = con.execute("select current_database()").fetchone()
+        alias = f"forget_rewrite_{uuid.uuid4().hex[:12]}"
+        con.execute(f"attach {sql_literal(str(partial))} as {quote(alias)}")
+        try:
+            con.execute(f"copy from database {quote(database)} to {quote(alias)}")
+            original, copy = _inventory(con, database), _inventory(con, alias)
+        finally:
+            con.execute(f"detach {quote(alias)}")  # checkpoints the copy: no WAL left beside it
+        if copy != original:
+            differing = [part for part in original if original[part] != copy.get(part)]
+            raise UserError(
+                f"the rewritten copy of {db} differs from it ({', '.join(differing)}): the warehouse was left as it "
+                "was (the rows are erased, but their bytes may remain); report this, then run forget again"
+            )
+        if partial_wal.exists():
+            raise UserError(f"the rewritten copy of {db} left a WAL; the warehouse was left as it was")
+        shutil.copymode(target, partial)
+        _fsync(partial)
+        os.replace(partial, target)
+        _fsync(target.parent)
+    except BaseException:
+        _remove(partial, partial_wal)
+        raise
+    finally:
+        con.close()
+    return Rewrite(db, time.perf_counter() - started, bytes_before, target.stat().st_size)
+
+
+# -- the verification: decoded again in Python, independently of the SQL above --------------------------------------
+class _Finder:
+    """Does a value carry the id? Python's json module and `re`, not DuckDB."""
+
+    def __init__(self, user_id: str) -> None:
+        self.user_id = user_id
+        self.number = Decimal(user_id) if _NUMBER.fullmatch(user_id) else None
+        self.word = re.compile(rf"(?<![{_ID_CHARACTERS_PY}]){re.escape(user_id)}(?![{_ID_CHARACTERS_PY}])")
+        self.literal = re.compile(r'"((?:[^"\\]|\\.)*)(?:"|$)')
+
+    def _number_is_id(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+            return False
+        if str(value) == self.user_id:
+            return True
+        try:
+            return self.number is not None and Decimal(value) == self.number
+        except (InvalidOperation, ValueError):
+            return False
+
+    def in_json(self, document: Any) -> bool:
+        stack = [document]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                if any(self.word.search(key) for key in item):
+                    return True
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, str):
+                if self.word.search(item):
+                    return True
+            elif self._number_is_id(item):
+                return True
+        return False
+
+    def in_line(self, text: str) -> bool:
+        """A line or document: decoded as JSON when it parses, else its text and decoded string literals."""
+        try:
+            return self.in_json(json.loads(text, parse_float=Decimal))
+        except ValueError:
+            pass
+        if self.word.search(text):
+            return True
+        for match in self.literal.finditer(text):
+            try:
+                if self.word.search(json.loads(f'"{match[1]}"')):
+                    return True
+            except ValueError:
+                continue
+        return False
+
+    def in_free_text(self, text: str) -> bool:
+        return bool(self.word.search(text))
+
+
+def _text(array: pa.Array) -> pa.Array:
+    return array.cast(pa.large_string()) if pa.types.is_dictionary(array.type) else array
+
+
+def _rows_carrying(finder: _Finder, array: pa.Array, rule: str) -> int:
+    """How many values of one column carry the id under `rule` (value, free_text, document, bytes, list)."""
+    if rule == "value":
+        return int(pc.sum(pc.equal(_text(array), finder.user_id)).as_py() or 0)
+    if rule == "list":
+        flat = pc.list_flatten(array)
+        hits = pc.filter(pc.list_parent_indices(array), pc.fill_null(pc.equal(_text(flat), finder.user_id), False))
+        return len(pc.unique(hits))
+    if rule == "free_text":
+        candidates = pc.filter(array, pc.fill_null(pc.match_substring(_text(array), finder.user_id), False))
+        return sum(finder.in_free_text(value) for value in candidates.to_pylist())
+    if rule == "document":
+        return sum(value is not None and finder.in_line(value) for value in array.to_pylist())
+    if rule == "bytes":
+        return sum(
+            value is not None and finder.in_line(value.decode("utf-8", "replace")) for value in array.to_pylist()
+        )
+    raise ValueError(rule)
+
+
+def _rule(schema: str, table: str, column: str, data_type: str) -> str | None:
+    if data_type == "BLOB":
+        return "bytes"
+    if data_type == "JSON" or (schema, table, column) == ("raw", "quarantine", "raw_text"):
+        return "document"
+    if data_type == "VARCHAR[]":
+        return "list"
+    if data_type == "VARCHAR":
+        return "free_text" if schema == "raw" and column in FREE_TEXT_COLUMNS.get(table, ()) else "value"
+    return None
+
+
+def _archive_rule(column: str, arrow_type: pa.DataType) -> str | None:
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "free_text" if column in FREE_TEXT_COLUMNS[ARCHIVED_TABLE] else "value"
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        value_type = arrow_type.value_type
+        return "list" if pa.types.is_string(value_type) or pa.types.is_large_string(value_type) else None
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        return "bytes"
+    return None
+
+
+def in_scope_places(json_columns: Iterable[tuple[str, str]]) -> list[str]:
+    """The places the erasure acts on, always printed by the verification."""
+    places = [f"raw.{table}.{column}" for table, columns in USER_COLUMNS.items() for column, _ in columns]
+    places += [f"raw.{table}.{column}" for table, column in json_columns]
+    places += [f"raw.{table}.{column}" for table, columns in FREE_TEXT_COLUMNS.items() for column in columns]
+    return [*places, "raw.quarantine.raw_text", "raw.quarantine.raw_bytes"]
+
+
+def _batches(con: duckdb.DuckDBPyConnection, sql: str) -> Iterator[pa.RecordBatch]:
+    reader = con.sql(sql).to_arrow_reader(100_000)
+    yield from reader
+
+
+def verify(db: Path, user_id: str, archives: Iterable[Path]) -> dict[str, int]:
+    """Step 4: rows still carrying the id, by place. In-scope places always appear; `raw.other_columns`,
+    `models.all_columns` (the dbt-built tables) and `archive.other_columns` sum the rest, whose places
+    appear on their own when they are not zero."""
+    finder = _Finder(user_id)
+    counts: dict[str, int] = {}
+    con = connect(db, read_only=True)
+    try:
+        columns = con.execute(
+            """
+            select c.schema_name, c.table_name, c.column_name, c.data_type
+            from duckdb_columns() as c
+            join duckdb_tables() as t
+                on t.database_name = c.database_name and t.schema_name = c.schema_name and t.table_name = c.table_name
+            where c.database_name = current_database()
+            order by c.schema_name, c.table_name, c.column_index
+            """
+        ).fetchall()
+        json_columns = [(t, c) for s, t, c, d in columns if s == "raw" and d == "JSON" and t in DATA_TABLES]
+        tables: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for schema, table, column, data_type in columns:
+            rule = _rule(schema, table, column, data_type)
+            if rule:
+                tables.setdefault((schema, table), []).append((column, rule))
+        for (schema, table), wanted in tables.items():
+            select = ", ".join(
+                f"cast({quote(c)} as varchar) as {quote(c)}" if rule == "document" else quote(c) for c, rule in wanted
+            )
+            for batch in _batches(con, f"select {select} from {quote(schema)}.{quote(table)}"):
+                for index, (column, rule) in enumerate(wanted):
+                    place = f"{schema}.{table}.{column}"
+                    counts[place] = counts.get(place, 0) + _rows_carrying(finder, batch.column(index), rule)
+    finally:
+        con.close()
+    for path in archives:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=100_000):  # pyarrow's reader, not DuckDB's
+            for column, array in zip(batch.schema.names, batch.columns, strict=True):
+                rule = _archive_rule(column, array.type)
+                if rule:
+                    place = f"archive.{column}"
+                    counts[place] = counts.get(place, 0) + _rows_carrying(finder, array, rule)
+    return _summarised(counts, in_scope_places(json_columns))
+
+
+def _summarised(counts: dict[str, int], in_scope: list[str]) -> dict[str, int]:
+    shown = {place: counts.get(place, 0) for place in in_scope}
+    archive_scope = [f"archive.{column}" for column in FREE_TEXT_COLUMNS[ARCHIVED_TABLE]]
+    shown.update({place: counts.get(place, 0) for place in archive_scope})
+    others = {"raw.other_columns": 0, "models.all_columns": 0, "archive.other_columns": 0}
+    extra = {}
+    for place, count in counts.items():
+        if place in shown:
+            continue
+        bucket = (
+            "archive.other_columns"
+            if place.startswith("archive.")
+            else "raw.other_columns"
+            if place.startswith("raw.")
+            else "models.all_columns"
+        )
+        others[bucket] += count
+        if count:
+            extra[place] = count
+    return {**shown, **others, **extra}
+
+
+def describe_result(result: ErasureResult, *, dry_run: bool) -> Iterator[str]:
+    """The lines `forget` prints about step 1."""
+    verb = "would delete" if dry_run else "deleted"
+    for table, count in result.deleted.items():
+        yield f"{table:<24} {verb} {count:,}"
+    remove = "would remove" if dry_run else "removed"
+    nouns = {"reviewed_by_user_id": "reviewed row(s)", "created_by": "row(s) it created"}
+    for place, count in result.pseudonymised.items():
+        table, column = place.rsplit(".", 1)
+        noun = nouns.get(column, "row(s)")
+        yield f"{table:<24} {remove} the id from {count:,} {noun} ({column})"
+    for path, count in result.archives.items():
+        if count:
+            columns = ", ".join(FREE_TEXT_COLUMNS[ARCHIVED_TABLE])
+            yield f"archive {path}: {remove} the id from {count:,} row(s) ({columns})"
+    yield f"{len(result.archive_files)} archive file(s) checked"
+    for path in result.removed_leftovers:
+        yield f"removed the leftover temporary archive file {path}"

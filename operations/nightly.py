@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ingest.as_of import ReportInstant
 from ingest.errors import UserError
 
 
@@ -60,14 +61,20 @@ def nightly_lock(db: Path) -> Iterator[Path]:
         handle.close()
 
 
-def logger_for(log_file: Path) -> logging.Logger:
+DETAIL = {"detail": True}  # `extra` of a record meant for the log file only (unless --verbose)
+
+
+def logger_for(log_file: Path, verbose: bool = False) -> logging.Logger:
+    """Summary lines to stdout and the log file; detail (dbt's output) to the log file only."""
     logger = logging.getLogger("feedback_analytics.nightly")
     logger.handlers.clear()
     logger.setLevel(logging.INFO)
     logger.propagate = False
     formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
     formatter.converter = time.gmtime
-    for handler in (logging.StreamHandler(sys.stdout), logging.FileHandler(log_file, encoding="utf-8")):
+    to_stdout, to_file = logging.StreamHandler(sys.stdout), logging.FileHandler(log_file, encoding="utf-8")
+    to_stdout.addFilter(lambda record: not getattr(record, "detail", False))
+    for handler in (to_stdout, to_file):
         handler.setFormatter(formatter)
         logger.addHandler(handler)
     return logger
@@ -82,7 +89,7 @@ def run_step(name: str, work: Callable[[], str], logger: logging.Logger) -> Step
     except UserError as exc:
         summary, ok = f"failed: {exc}", False
     except Exception as exc:  # an unattended job reports and goes on to the next safe step
-        logger.exception("%s: unexpected error", name)
+        logger.exception("%s: unexpected error", name, extra=DETAIL)
         summary, ok = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", False
     seconds = time.perf_counter() - started
     result = StepResult(name, ok, summary, seconds)
@@ -92,6 +99,7 @@ def run_step(name: str, work: Callable[[], str], logger: logging.Logger) -> Step
 
 def _ingest_step(db: Path, config_file: Path | None) -> str:
     from ingest.config import read_config
+    from ingest.load import unusable_inputs
     from ingest.progress import LoadProgress
     from ingest.sources import ingest_source
     from ingest.warehouse import connect
@@ -104,11 +112,14 @@ def _ingest_step(db: Path, config_file: Path | None) -> str:
     try:
         for entry in entries:  # each load is atomic: a failing source does not stop the others
             try:
-                results += ingest_source(
+                loaded = ingest_source(
                     con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, LoadProgress(enabled=False)
                 )
             except UserError as exc:
                 failures.append(f"{entry.section}: {exc}")
+                continue
+            results += loaded
+            failures += [f"{entry.section}: {line}" for line in unusable_inputs(con, loaded)]
     finally:
         con.close()
     counts = (
@@ -121,43 +132,63 @@ def _ingest_step(db: Path, config_file: Path | None) -> str:
     return counts
 
 
-def _purge_step(db: Path, day: dt.date, archive_dir: Path | None) -> str:
+def _purge_step(db: Path, day: dt.date, archive_dir: Path | None, config_file: Path | None) -> str:
+    from ingest.config import read_purge_settings
     from ingest.warehouse import connect
-    from operations.retention import Purge, default_archive_dir, read_policies
+    from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies
 
+    settings = read_purge_settings(config_file)
     con = connect(db)
     try:
-        results = Purge(con, day, archive_dir or default_archive_dir(db), dry_run=False).run(read_policies())
+        results = Purge(
+            con,
+            day,
+            archive_dir or default_archive_dir(db),
+            dry_run=False,
+            max_share=DEFAULT_MAX_SHARE if settings.max_share is None else settings.max_share,
+            confirmed=settings.confirmed,
+        ).run(read_policies())
     finally:
         con.close()
     return (
-        f"{len(results)} policies: archived {sum(r.archived for r in results):,}, "
-        f"deleted {sum(r.deleted for r in results):,}"
+        f"{len(results)} policies: moved {sum(r.archived for r in results):,} to the archive, "
+        f"deleted {sum(r.deleted for r in results):,} from the tables "
+        f"and {sum(r.deleted_from_archive for r in results):,} from the archive"
     )
 
 
-def _build_step(db: Path, day: dt.date, logger: logging.Logger) -> str:
+def _build_step(db: Path, as_of: ReportInstant, logger: logging.Logger, verbose: bool) -> str:
     from operations.build import dbt_build, summary_of
 
-    code, output = dbt_build(db, day.isoformat(), capture=True)
-    logger.info("dbt output:\n%s", output.strip())
+    def live(line: str) -> None:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+    code, output = dbt_build(db, as_of.dbt_var, capture=True, on_line=live if verbose else None)
+    logger.info("dbt output:\n%s", output.strip(), extra=DETAIL)
     if code != 0:
         raise UserError(f"dbt build exited {code}: {summary_of(output)}")
     return summary_of(output)
 
 
 def run_nightly(
-    db: Path, config_file: Path | None, day: dt.date, log_file: Path | None, archive_dir: Path | None
+    db: Path,
+    config_file: Path | None,
+    as_of: ReportInstant,
+    log_file: Path | None,
+    archive_dir: Path | None,
+    *,
+    verbose: bool = False,
 ) -> list[str]:
-    """Ingest, purge, build under the lock; returns the names of the steps that failed."""
+    """Ingest, purge, build under the lock, all as of one instant; returns the names of the steps that failed."""
     with nightly_lock(db):
         logger = logger_for(log_file or db.resolve().with_name(db.name + ".nightly.log"))
-        logger.info("nightly run on %s as of %s", db, day)
+        logger.info("nightly run on %s as of %s", db, as_of, extra=DETAIL)
         started = time.perf_counter()
         steps = [
             run_step("ingest", lambda: _ingest_step(db, config_file), logger),
-            run_step("purge", lambda: _purge_step(db, day, archive_dir), logger),
-            run_step("build", lambda: _build_step(db, day, logger), logger),
+            run_step("purge", lambda: _purge_step(db, as_of.day, archive_dir, config_file), logger),
+            run_step("build", lambda: _build_step(db, as_of, logger, verbose), logger),
         ]
         failed = [step.name for step in steps if not step.ok]
         logger.info(

@@ -8,8 +8,15 @@ Parquet file next to the warehouse, flushed to disk and renamed into place,
 and only then deleted, in the same transaction that logs the policy; a file
 left by a killed run (no log row names it) is removed before the next archive.
 
-Each policy is one transaction and writes one `raw.purge_log` row (dry runs
-too, flagged). A second run on the same day removes nothing.
+Each policy is one transaction and writes one `raw.purge_log` row; a dry
+run only counts, on a read-only connection, and writes nothing. A second run
+on the same day removes nothing.
+
+Before touching anything, a run counts what every policy would remove; when
+a delete policy would remove more than `max_share` of its table's rows
+(default 50%: the first purge of a deployment with a long backlog, or an
+as-of far off), it stops with a message saying how to proceed (`--yes`, or
+`[purge] yes = true` for `nightly` in the config file).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 from ingest.errors import UserError
+from ingest.pause_points import pause_point
 from ingest.validation import quote, sql_literal
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
@@ -41,14 +49,25 @@ class Policy:
     action: str  # delete | archive | never
 
 
+DEFAULT_MAX_SHARE = 0.5
+
+
 @dataclass
 class PolicyResult:
+    """What one policy did (or, in a dry run, would do), counted per place the rows live."""
+
     policy: str
     table: str
     cutoff: dt.date | None
-    archived: int = 0
-    deleted: int = 0
+    archived: int = 0  # moved out of the raw table into the archive
+    deleted: int = 0  # deleted from the raw table
+    deleted_from_archive: int = 0  # deleted from the archive files
     archive_uri: str | None = None
+    table_rows: int = 0  # rows of the table (plus, for analyzer events, of the archive) before the policy
+
+
+class PurgeTooLarge(UserError):
+    """A delete policy would remove more than the allowed share of its table: nothing was touched."""
 
 
 def read_policies(path: Path = POLICIES_CSV) -> list[Policy]:
@@ -119,20 +138,91 @@ def _remove_orphans(con: duckdb.DuckDBPyConnection, archive_dir: Path) -> None:
 
 
 class Purge:
-    """One purge run: every policy as of a day, each in its own transaction."""
+    """One purge run: every policy as of a day, each in its own transaction (a dry run only counts)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, as_of: dt.date, archive_dir: Path, dry_run: bool) -> None:
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        as_of: dt.date,
+        archive_dir: Path,
+        dry_run: bool,
+        *,
+        max_share: float = DEFAULT_MAX_SHARE,
+        confirmed: bool = False,
+    ) -> None:
         self.con = con
         self.as_of = as_of
         self.archive_dir = archive_dir.resolve()  # logged and compared as absolute paths
         self.dry_run = dry_run
+        self.max_share = max_share
+        self.confirmed = confirmed
         self.purge_id = uuid.uuid4().hex
 
     def run(self, policies: list[Policy]) -> list[PolicyResult]:
+        plan, moved_before = [], {}
+        for policy in policies:  # in order: rows an archive policy moves are in the archive for the next policies
+            plan.append(self.count(policy, moved_before.get(policy.raw_table)))
+            if policy.action == "archive" and plan[-1].cutoff is not None:
+                moved_before[policy.raw_table] = plan[-1].cutoff
+        if self.dry_run:
+            return plan
+        self._check_shares(plan)
         return [self.apply(policy) for policy in policies]
 
+    def _cutoff(self, policy: Policy) -> dt.date | None:
+        return None if policy.keep_days is None else self.as_of - dt.timedelta(days=policy.keep_days)
+
+    def count(self, policy: Policy, moved_before: dt.date | None = None) -> PolicyResult:
+        """What the policy would remove, read only; `moved_before`: an earlier policy of this run moves the table's
+        rows dated before that day to the archive, so this one would find them there."""
+        cutoff = self._cutoff(policy)
+        result = PolicyResult(policy.policy, policy.raw_table, cutoff)
+        table = f"raw.{policy.raw_table}"
+        (expired, total) = self.con.execute(
+            f"select count(*) filter (where {_expired_sql(policy)}), count(*) from {table}",
+            [cutoff or dt.date.min],
+        ).fetchall()[0]
+        result.table_rows = total
+        if policy.action == "never" or cutoff is None:
+            return result
+        if policy.action == "archive":
+            result.archived = expired
+            return result
+        moved = 0
+        if moved_before is not None:
+            (moved,) = self.con.execute(
+                f"select count(*) from {table} where {_expired_sql(policy)} and cast({quote(policy.date_column)} "
+                "as date) < ?",
+                [cutoff, moved_before],
+            ).fetchall()[0]
+        result.deleted = expired - moved
+        result.deleted_from_archive = moved
+        if policy.raw_table == "analyzer_events":
+            expired_archived, archived_total = self._archive_counts(policy, cutoff)
+            result.deleted_from_archive += expired_archived
+            result.table_rows += archived_total
+        return result
+
+    def _check_shares(self, plan: list[PolicyResult]) -> None:
+        if self.confirmed:
+            return
+        large = [
+            r for r in plan if r.table_rows and (r.deleted + r.deleted_from_archive) / r.table_rows > self.max_share
+        ]
+        if large:
+            said = "; ".join(
+                f"{r.policy} would delete {r.deleted + r.deleted_from_archive:,} of {r.table_rows:,} rows "
+                f"of raw.{r.table} (before {r.cutoff})"
+                for r in large
+            )
+            raise PurgeTooLarge(
+                f"purge stopped before touching anything: {said}, more than {self.max_share:.0%}. "
+                "Check --as-of; if this is right (the first purge of a long backlog is the usual case), "
+                "run `purge --yes`, or set `[purge] yes = true` for nightly in the config file"
+            )
+
     def apply(self, policy: Policy) -> PolicyResult:
-        cutoff = None if policy.keep_days is None else self.as_of - dt.timedelta(days=policy.keep_days)
+        cutoff = self._cutoff(policy)
         result = PolicyResult(policy.policy, policy.raw_table, cutoff)
         if policy.action == "never" or cutoff is None:
             self._log(result)
@@ -141,32 +231,25 @@ class Purge:
         (expired,) = self.con.execute(
             f"select count(*) from {table} where {_expired_sql(policy)}", [cutoff]
         ).fetchall()[0]
-        if policy.action == "archive":
-            result.archived = expired
-        else:
-            result.deleted = expired + (
-                self._expired_in_archive(policy, cutoff) if policy.raw_table == "analyzer_events" else 0
-            )
-        if self.dry_run:
-            self._log(result)
-            return result
         if policy.action == "archive" and expired:
             result.archive_uri = self._write_archive(policy, cutoff)
-        archive_deleted = 0
+            pause_point("purge-archive-renamed")
         if policy.action == "delete" and policy.raw_table == "analyzer_events":
-            archive_deleted = self._delete_from_archive(policy, cutoff)
+            result.deleted_from_archive = self._delete_from_archive(policy, cutoff)
         self.con.execute("begin transaction")
         try:
             (removed,) = self.con.execute(f"delete from {table} where {_expired_sql(policy)}", [cutoff]).fetchall()[0]
             if policy.action == "archive":
                 result.archived = removed
             else:
-                result.deleted = removed + archive_deleted
+                result.deleted = removed
             self._log(result)
+            pause_point("purge-rows-deleted")
             self.con.execute("commit")
         except BaseException:
             self.con.execute("rollback")
             raise
+        pause_point(f"purge-committed:{policy.policy}")
         return result
 
     def _write_archive(self, policy: Policy, cutoff: dt.date) -> str:
@@ -179,20 +262,23 @@ class Purge:
         rows = f"select * from raw.{policy.raw_table} where {expired} order by {quote(policy.date_column)}"
         self.con.execute(f"copy ({rows}) to {sql_literal(str(partial))} (format parquet, compression zstd)")
         _fsync(partial)
+        pause_point("purge-archive-written")
         partial.rename(final)
         _fsync(final.parent)
         return str(final)
 
-    def _expired_in_archive(self, policy: Policy, cutoff: dt.date) -> int:
-        total = 0
+    def _archive_counts(self, policy: Policy, cutoff: dt.date) -> tuple[int, int]:
+        """(rows of the archive past the cutoff, all rows of the archive)."""
+        expired = total = 0
         for path in archive_files(self.archive_dir):
             source = sql_literal(str(path))
-            (count,) = self.con.execute(
-                f"select count(*) from read_parquet({source}) where cast({quote(policy.date_column)} as date) < ?",
+            (past, rows) = self.con.execute(
+                f"select count(*) filter (where cast({quote(policy.date_column)} as date) < ?), count(*) "
+                f"from read_parquet({source})",
                 [cutoff],
             ).fetchall()[0]
-            total += count
-        return total
+            expired, total = expired + past, total + rows
+        return expired, total
 
     def _delete_from_archive(self, policy: Policy, cutoff: dt.date) -> int:
         """Rewrite each archive file without its expired rows (a new file renamed over the old one)."""
@@ -223,7 +309,13 @@ class Purge:
 
     def _log(self, result: PolicyResult) -> None:
         self.con.execute(
-            "insert into raw.purge_log values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            """
+            insert into raw.purge_log (
+                purge_id, policy, table_name, cutoff, rows_archived, rows_deleted, applied_at, is_dry_run,
+                archive_uri, rows_deleted_from_archive
+            )
+            values (?, ?, ?, ?, ?, ?, ?, false, ?, ?)
+            """,
             [
                 self.purge_id,
                 result.policy,
@@ -232,7 +324,7 @@ class Purge:
                 result.archived,
                 result.deleted,
                 dt.datetime.now(dt.UTC).replace(tzinfo=None),
-                self.dry_run,
                 result.archive_uri,
+                result.deleted_from_archive,
             ],
         )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,3 +45,16 @@ def run_dbt(command: list[str], *, warehouse: Path, work_dir: Path) -> subproces
         timeout=600,
         stdin=subprocess.DEVNULL,
     )
+
+
+def assert_same_rows(
+    expected: list[tuple[Any, ...]], actual: list[tuple[Any, ...]], what: str, *, tolerance: float
+) -> None:
+    """Row for row equal; floats within `tolerance` (a sum's last bits depend on the order DuckDB's threads add in)."""
+    assert len(expected) == len(actual), f"{what}: {len(expected)} rows, then {len(actual)}"
+    for old, new in zip(expected, actual, strict=True):
+        for a, b in zip(old, new, strict=True):
+            if isinstance(a, float) and isinstance(b, float):
+                assert math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance), f"{what}: {old} != {new}"
+            else:
+                assert a == b, f"{what}: {old} != {new}"

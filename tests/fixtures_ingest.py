@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -275,6 +276,60 @@ def cli_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "FEEDBACK_DB"}
     env.update(extra)
     return env
+
+
+def run_on_a_terminal(args: Sequence[Any], *, timeout: float = 600) -> tuple[int, str]:
+    """`python -m ingest ARGS...` with stdout and stderr on a pseudo-terminal; (exit code, what it printed)."""
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ingest", *(str(a) for a in args)],
+            stdout=terminal,
+            stderr=terminal,
+            stdin=subprocess.DEVNULL,
+            env=cli_env(TERM="xterm-256color", COLUMNS="120"),
+        )
+    finally:
+        os.close(terminal)
+    output = b""
+    while True:
+        ready, _, _ = select.select([controller], [], [], timeout)
+        if not ready:
+            break
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(controller)
+    return proc.wait(timeout=60), output.decode("utf-8", errors="replace")
+
+
+def kill_at(point: str, command: Sequence[Any], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """Run `command` until it stops itself at the pause point `point` (ingest/pause_points.py), then SIGKILL it.
+
+    Deterministic: the process says when it is at the point. Fails if it ends without reaching it."""
+    proc = subprocess.Popen(
+        [str(part) for part in command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env={**env, "FEEDBACK_PAUSE_AT": point},
+    )
+    _, status = os.waitpid(proc.pid, os.WUNTRACED)
+    if not os.WIFSTOPPED(status):
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
+        raise AssertionError(f"{command[2:4]} ended (exit {proc.returncode}) before reaching {point}: {out!r} {err!r}")
+    proc.kill()  # SIGKILL also ends a stopped process
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.returncode
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def run_cli(*args: Any, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -250,15 +250,17 @@ class PurgeLine:
     policy: str
     table: str
     cutoff: dt.date | None
-    archived: int
-    deleted: int
+    archived: int  # moved out of the table into the archive
+    deleted: int  # deleted from the table
+    deleted_from_archive: int
     archive_uri: str | None
     dry_run: bool
 
 
 _PURGE_LINE = re.compile(
     r"^(?P<policy>\w+)\s+raw\.(?P<table>\w+)\s+(?:never purged|before (?P<cutoff>\d{4}-\d{2}-\d{2}))\s+"
-    r"(?P<verb>would archive|archived) (?P<archived>[\d,]+), (?:would delete|deleted) (?P<deleted>[\d,]+)"
+    r"(?P<verb>would move|moved) (?P<archived>[\d,]+) to the archive, "
+    r"(?:would delete|deleted) (?P<deleted>[\d,]+) from the table and (?P<from_archive>[\d,]+) from the archive"
     r"(?: -> (?P<uri>.+))?$"
 )
 
@@ -275,8 +277,9 @@ def parse_purge(stdout: str) -> dict[str, PurgeLine]:
                 cutoff=dt.date.fromisoformat(m["cutoff"]) if m["cutoff"] else None,
                 archived=int(m["archived"].replace(",", "")),
                 deleted=int(m["deleted"].replace(",", "")),
+                deleted_from_archive=int(m["from_archive"].replace(",", "")),
                 archive_uri=m["uri"],
-                dry_run=m["verb"] == "would archive",
+                dry_run=m["verb"] == "would move",
             )
     return found
 
@@ -388,3 +391,125 @@ def http_get(url: str, timeout: float = 10) -> tuple[int, str]:
             return response.status, response.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode("utf-8", "replace")
+
+
+# -- erasure: the forms a user id can be stored in, a decoded scan, the bytes on disk ------------------------------
+def json_escaped(user_id: str) -> str:
+    """The id as a JSON string literal spelled with \\u escapes (non-ASCII characters, and always the first one):
+    `"jos\\u00e9"` for josé, `"\\u0061lice"` for alice. It decodes to the id but does not contain it as text."""
+    literal = json.dumps(user_id, ensure_ascii=True)
+    first = f"\\u{ord(user_id[0]):04x}"
+    return literal if not user_id[0].isascii() else '"' + first + literal[2:]
+
+
+def raw_line(record: dict[str, Any], placeholder: str, literal: str) -> str:
+    """`record` as a JSONL line in which the JSON string `placeholder` is replaced by `literal` as written."""
+    line = json.dumps(record, ensure_ascii=False)
+    assert json.dumps(placeholder) in line, placeholder
+    return line.replace(json.dumps(placeholder), literal)
+
+
+def stored_forms(user_id: str) -> dict[str, bytes]:
+    """The byte strings the id can be stored as: its UTF-8 text, and the body of its escaped JSON literal."""
+    return {"utf-8": user_id.encode(), "json-escaped": json_escaped(user_id)[1:-1].encode()}
+
+
+def files_holding(paths: Iterable[Path], forms: dict[str, bytes]) -> dict[str, list[str]]:
+    """file -> names of the forms whose bytes occur in it (files that hold none are left out)."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        data = path.read_bytes()
+        hits = [name for name, form in forms.items() if form in data]
+        if hits:
+            found[str(path)] = hits
+    return found
+
+
+def files_under(*folders_or_files: Path) -> list[Path]:
+    """Every file (any name: temporary files, WALs, leftovers) in the given folders, and the given files."""
+    found: list[Path] = []
+    for item in folders_or_files:
+        if item.is_dir():
+            found += sorted(p for p in item.rglob("*") if p.is_file())
+        elif item.exists():
+            found.append(item)
+    return found
+
+
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\(.)")
+
+
+def _unescaped(text: str) -> str:
+    """`text` with JSON escapes decoded wherever they are (the oracle's view, not a JSON parser)."""
+    simple = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+    return _ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else simple.get(m[2], m[2]), text)
+
+
+def places_mentioning(db: Path, user_id: str) -> list[str]:
+    """`schema.table.column` of every column of every table and view that mentions the id anywhere: as the value,
+    inside text (a substring, also after decoding JSON escapes) or in a blob's bytes. Stricter than any erasure
+    rule (a longer id containing this one counts), so use it with ids that no other id contains."""
+    needle = user_id.encode()
+    con = read_only(db)
+    try:
+        columns = con.execute(
+            "select table_schema, table_name, column_name, data_type from information_schema.columns "
+            "where table_catalog = current_database()"
+        ).fetchall()
+        found = []
+        for schema, table, column, data_type in columns:
+            col = '"' + column.replace('"', '""') + '"'
+            value = col if data_type == "BLOB" else f"cast({col} as varchar)"
+            values = con.execute(f'select {value} from "{schema}"."{table}" where {col} is not null').fetchall()
+            for (item,) in values:
+                if isinstance(item, bytes) and needle in item:
+                    break
+                if isinstance(item, str) and (user_id in item or user_id in _unescaped(item)):
+                    break
+            else:
+                continue
+            found.append(f"{schema}.{table}.{column}")
+        return found
+    finally:
+        con.close()
+
+
+def catalog_of(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """What a warehouse holds besides rows: schemas, tables (with row counts), views (with their SQL), macros,
+    sequences, indexes, constraints."""
+    con = read_only(db)
+    try:
+        here = "database_name = current_database()"
+        tables = con.execute(
+            f"select schema_name, table_name from duckdb_tables() where {here} order by all"
+        ).fetchall()
+        return {
+            "schemas": con.execute(f"select schema_name from duckdb_schemas() where {here} order by all").fetchall(),
+            "tables": [
+                (schema, table, con.execute(f'select count(*) from "{schema}"."{table}"').fetchone()[0])
+                for schema, table in tables
+            ],
+            "columns": con.execute(
+                f"select schema_name, table_name, column_name, data_type from duckdb_columns() where {here} "
+                "order by all"
+            ).fetchall(),
+            "views": con.execute(
+                f"select schema_name, view_name, sql from duckdb_views() where {here} and not internal order by all"
+            ).fetchall(),
+            "macros": con.execute(
+                f"select schema_name, function_name, function_type from duckdb_functions() where {here} "
+                "and not internal and function_type in ('macro', 'table_macro') order by all"
+            ).fetchall(),
+            "sequences": con.execute(
+                f"select schema_name, sequence_name, last_value from duckdb_sequences() where {here} order by all"
+            ).fetchall(),
+            "indexes": con.execute(
+                f"select schema_name, table_name, index_name from duckdb_indexes() where {here} order by all"
+            ).fetchall(),
+            "constraints": con.execute(
+                f"select schema_name, table_name, constraint_type, constraint_text from duckdb_constraints() "
+                f"where {here} order by all"
+            ).fetchall(),
+        }
+    finally:
+        con.close()

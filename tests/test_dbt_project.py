@@ -5,6 +5,7 @@ described, its natural key tested and its freshness checkable."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -115,9 +116,17 @@ def test_natural_key_is_tested_and_fresh_checked(table: str, key: str, manifest:
     assert (freshness.get("error_after") or {}).get("count"), f"raw.{table} has no freshness"
 
 
-def test_dbt_build_on_an_empty_warehouse(tmp_path: Path) -> None:
+def test_dbt_build_on_an_empty_warehouse(tmp_path: Path, manifest: dict[str, Any]) -> None:
+    """Every model, seed, data test and unit test of the project runs and passes on an empty warehouse."""
     warehouse = new_warehouse(tmp_path)
     assert_succeeded(run_dbt(["build"], warehouse=warehouse, work_dir=tmp_path))
+    results = json.loads((tmp_path / "target" / "run_results.json").read_text())["results"]
+    ran = Counter((entry["unique_id"].split(".")[0], entry["status"]) for entry in results)
+    declared = Counter(node["resource_type"] for node in manifest["nodes"].values())
+    declared["unit_test"] = len(manifest["unit_tests"])
+    assert declared["unit_test"] >= 30 and declared["model"] >= 40, declared
+    for kind, done in (("model", "success"), ("seed", "success"), ("test", "pass"), ("unit_test", "pass")):
+        assert ran[(kind, done)] == declared[kind], f"{kind}: {ran[(kind, done)]} of {declared[kind]} {done}"
 
 
 def test_source_freshness_after_a_load(tmp_path: Path) -> None:
@@ -252,3 +261,27 @@ def test_feedback_analytics_build_leaves_the_unit_tests_to_the_test_suite(tmp_pa
     assert kinds["unit_test"] == 0
     assert "unit_test" in dbt_command(None, [])
     assert "unit_test" not in dbt_command(None, [], unit_tests=True)
+
+
+def test_build_on_a_terminal_shows_progress_not_dbt_output(tmp_path: Path) -> None:
+    """On a terminal `feedback-analytics build` prints one progress line and dbt's summary, not dbt's raw log."""
+    from fixtures_ingest import run_on_a_terminal
+
+    warehouse = new_warehouse(tmp_path)
+    code, printed = run_on_a_terminal(
+        ["build", "--db", warehouse, "--", "--select", "path:seeds", "staging", "--indirect-selection", "cautious"]
+    )
+    assert code == 0, printed[-3000:]
+    assert re.search(r"dbt build: (\d+) of \1 nodes done", printed), printed[-2000:]
+    assert re.search(r"PASS=\d+ WARN=0 ERROR=0", printed)
+    assert " START " not in printed and "Running with dbt" not in printed, printed[-2000:]
+
+
+def test_dbt_on_a_warehouse_without_raw_tables_says_which_file_and_what_to_do(tmp_path: Path) -> None:
+    """An analyst's first `dbt build` on the wrong (or a new, empty) file: one clear line, not a Catalog Error."""
+    wrong = tmp_path / "elsewhere.duckdb"
+    result = run_dbt(["build"], warehouse=wrong, work_dir=tmp_path)
+    assert result.returncode != 0
+    assert f"the warehouse {wrong} has no raw.analyzer_events" in result.stdout, result.stdout[-3000:]
+    assert "FEEDBACK_DB=" in result.stdout and "feedback-analytics ingest" in result.stdout
+    assert "Catalog Error" not in result.stdout

@@ -120,16 +120,90 @@ def test_session_feedback_file_of_unknown_format(tmp_path: Path) -> None:
 
     result = run_cli("ingest", "session-feedback", image, "--db", db)
 
-    assert "Traceback" not in result.stderr + result.stdout
-    if result.returncode != 0:
-        assert_one_line_error(result, image)
-        return
+    assert_one_line_error(result, image, "none of its", "matched the session_feedback contract")
     bad = quarantine(db)
     assert bad, "nothing landed and nothing was quarantined"
     assert all(("json" in q["reason"].lower() or "utf-8" in q["reason"].lower()) for q in bad)
     assert count(db, "session_feedback") == 0
-    (line,) = result.stderr.strip().splitlines()
-    assert "quarantined" in line
+
+
+# -- the wrong file, an empty file ---------------------------------------------------------------------------
+WRONG_FILES = {
+    "export.csv": b"event_id,timestamp,skill_id\ne1,2026-05-01,cpp-expert\ne2,2026-05-02,deslop\n",
+    "screenshot.png": PNG_BYTES,
+    "eval_runs.jsonl": b'{"id": "r1", "run_name": "nightly", "agent_id": "a"}\n{"id": "r2", "run_name": "x"}\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_FILES))
+def test_a_file_of_which_nothing_lands_is_an_error(tmp_path: Path, name: str) -> None:
+    """All rows quarantined (nothing read is lost), exit 1, one line: the file, N rows, the first reason."""
+    source = tmp_path / name
+    source.write_bytes(WRONG_FILES[name])
+    db = tmp_path / "w.duckdb"
+    result = run_cli("ingest", "analyzer", source, "--db", db)
+    line = assert_one_line_error(result, source, "matched the analyzer contract of raw.analyzer_events", "(first: ")
+    rows = len(quarantine(db))
+    assert rows > 0 and f"none of its {rows} row(s)" in line
+    assert count(db, "analyzer_events") == 0
+    assert "`feedback-analytics quarantine --db " in line
+
+
+def test_a_file_with_some_good_rows_is_no_error(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1), "not json"])
+    assert run_cli("ingest", "analyzer", source, "--db", tmp_path / "w.duckdb").returncode == 0
+
+
+def test_an_empty_file_says_it_is_empty(tmp_path: Path) -> None:
+    source = tmp_path / "feedback.jsonl"
+    source.write_bytes(b"")
+    result = ingest_ok("analyzer", source, "--db", tmp_path / "w.duckdb")
+    assert f"{source}: empty, nothing to load" in result.stdout
+
+
+def test_a_path_and_postgres_together_are_a_usage_error(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "export.jsonl", [session_record(1)])
+    result = run_cli("ingest", "session-feedback", source, "--postgres", "postgresql://x@127.0.0.1/db")
+    assert result.returncode == 2 and "not both" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_config_on_a_folder_says_it_is_a_folder(tmp_path: Path) -> None:
+    result = run_cli("ingest", "--config", tmp_path, "--db", tmp_path / "w.duckdb")
+    assert_one_line_error(result, tmp_path, "is a folder")
+
+
+@pytest.mark.parametrize("command", [["ingest", "analyzer", "FILE"], ["purge", "--dry-run"], ["build"]])
+def test_db_that_is_no_duckdb_warehouse(tmp_path: Path, command: list[str]) -> None:
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1)])
+    not_a_warehouse = tmp_path / "export.csv"
+    not_a_warehouse.write_bytes(WRONG_FILES["export.csv"])
+    args = [source if part == "FILE" else part for part in command]
+    result = run_cli(*args, "--db", not_a_warehouse)
+    assert_one_line_error(result, not_a_warehouse, "is not a DuckDB warehouse")
+    assert not_a_warehouse.read_bytes() == WRONG_FILES["export.csv"]
+
+
+def test_the_quarantine_command_lists_what_was_quarantined(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    first = write_jsonl(tmp_path / "a" / "feedback.jsonl", [analyzer_event(1), "oops", analyzer_event(2)])
+    second = write_jsonl(tmp_path / "b" / "feedback.jsonl", [analyzer_event(3), analyzer_event(4, outcome="meh")])
+    loaded = ingest_ok("analyzer", first, "--db", db)
+    ingest_ok("analyzer", second, "--db", db)
+    hint = loaded.stderr.strip()
+    command = hint[hint.index("`") + 1 : hint.rindex("`")].split()
+    assert command[:2] == ["feedback-analytics", "quarantine"] and "--load" in command
+
+    listed = run_cli(*command[1:])
+    assert listed.returncode == 0, listed.stderr
+    (line,) = listed.stdout.strip().splitlines()
+    assert str(first) in line and "line 2: invalid JSON" in line
+
+    everything = run_cli("quarantine", "--db", db)
+    assert everything.returncode == 0 and len(everything.stdout.strip().splitlines()) == 2
+    assert "outcome" in everything.stdout
+    by_source = run_cli("quarantine", "--db", db, "--source", "/b/")
+    assert [str(second) in line for line in by_source.stdout.strip().splitlines()] == [True]
 
 
 # -- PostgreSQL -------------------------------------------------------------------------------------------
@@ -259,7 +333,7 @@ def test_no_progress_in_a_pipe_with_quarantined_rows(tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1), "oops"])
     result = ingest_ok("analyzer", source, "--db", tmp_path / "w.duckdb", fresh_process=True)
     (line,) = result.stderr.strip().splitlines()
-    assert "1 row(s) quarantined" in line and "raw.quarantine" in line
+    assert "1 row(s) quarantined" in line and "`feedback-analytics quarantine --db " in line
     assert all(mark not in result.stderr for mark in PROGRESS_MARKS)
 
 
@@ -315,3 +389,39 @@ def test_progress_is_shown_on_a_terminal(tmp_path: Path) -> None:
     exit_code, stderr = _run_with_stderr_on_a_terminal("ingest", "analyzer", source, "--db", tmp_path / "w.duckdb")
     assert exit_code == 0
     assert "\x1b[" in stderr
+
+
+# -- lock waits ------------------------------------------------------------------------------------------------
+def _hold_the_file(db: Path, seconds: float) -> subprocess.Popen[str]:
+    """Another process writing the warehouse for `seconds`; returns once it holds the lock."""
+    code = (
+        "import sys, time, duckdb\n"
+        "con = duckdb.connect(sys.argv[1])\n"
+        "print('holding', flush=True)\n"
+        f"time.sleep({seconds})\n"
+        "con.close()\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    return holder
+
+
+@pytest.mark.parametrize(("wait", "succeeds"), [("30", True), ("0.5", False)])
+def test_a_lock_wait_is_said_once_with_its_bound(tmp_path: Path, wait: str, succeeds: bool) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest_ok("analyzer", write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(1)]), "--db", db)
+    holder = _hold_the_file(db, 3.0)
+    try:
+        result = run_cli("purge", "--dry-run", "--db", db, env=cli_env(FEEDBACK_LOCK_WAIT_SECONDS=wait))
+    finally:
+        holder.wait(timeout=30)
+    waits = [line for line in result.stderr.splitlines() if line.startswith("waiting for warehouse")]
+    assert waits == [
+        f"waiting for warehouse {db}: another process (pid {holder.pid}) is using it; "
+        f"waiting up to {float(wait):g} s (FEEDBACK_LOCK_WAIT_SECONDS)"
+    ], result.stderr
+    assert (result.returncode == 0) == succeeds, result.stderr
+    if not succeeds:
+        assert result.stderr.splitlines()[-1].startswith(f"error: cannot open warehouse {db}: ")

@@ -144,7 +144,7 @@ def test_counts_add_up_in_manifest_cli_and_tables(tmp_path: Path, kind: str) -> 
     assert sum(count(db, t) for t in RAW_DATA_TABLES) == totals["loaded"]
     assert count(db, "quarantine") == totals["quarantined"]
     if totals["quarantined"]:
-        assert "quarantined" in result.stderr and "raw.quarantine" in result.stderr
+        assert "quarantined" in result.stderr and "`feedback-analytics quarantine --db " in result.stderr
 
 
 def test_counts_for_an_in_file_duplicate_in_a_clean_file(tmp_path: Path) -> None:

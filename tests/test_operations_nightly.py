@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fixtures_dbt import REPO
 from fixtures_ingest import ingest_ok, query
 from fixtures_operations import (
     AS_OF,
@@ -175,6 +176,12 @@ def test_overlapping_nightly_runs(work: Path, tmp_path: Path) -> None:
     assert sorted(on_stdout) == sorted(STEPS), (
         f"step summary lines missing from stdout: {sorted(on_stdout)}; on stderr: {sorted(step_lines(stderr))}"
     )
+    # a quiet nightly: stdout is the three step lines and the final status line, nothing of dbt's output;
+    # dbt's full output is in the log file, without colour codes
+    lines = stdout.strip().splitlines()
+    assert len(lines) == 4 and re.search(r" INFO nightly ok in \d+\.\d s$", lines[-1]), stdout
+    assert stderr.strip() == "", stderr
+    assert "dbt output:" in log and "Finished running" in log and "\x1b[" not in log
 
 
 def test_a_killed_run_leaves_no_stale_lock(work: Path, tmp_path: Path) -> None:
@@ -305,16 +312,23 @@ def test_nightly_waits_out_a_dashboard_query_in_flight(work: Path, tmp_path: Pat
     fresh = tmp_path / "new-analyzer" / "feedback.jsonl"
     write_analyzer_jsonl(fresh, 1_000, seed=13, as_of=AS_OF, days=30)
     config = write_config(tmp_path / "sources.toml", f'[[analyzer]]\npath = "{fresh}"\n', base=demo_entries(work))
-    # what dashboards/data.py does per query: a read-only connection for the length of the query
+    # the dashboard's own data layer (dashboards/data.py): the warehouse attached read-only for one session of
+    # statements, held here for 2 s as a slow page on a big warehouse would
     reader_code = (
-        "import sys, time, duckdb\n"
-        "with duckdb.connect(sys.argv[1], read_only=True) as con:\n"
-        "    con.execute('select count(*) from raw.analyzer_events').fetchall()\n"
+        "import time\n"
+        "from dashboards import data\n"
+        "with data._session() as session:\n"
+        "    assert len(session.df('select count(*) from raw.analyzer_events')) == 1\n"
         "    print('open', flush=True)\n"
         "    time.sleep(2.0)\n"
     )
     reader = subprocess.Popen(
-        [sys.executable, "-c", reader_code, str(db)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+        [sys.executable, "-c", reader_code],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "FEEDBACK_DB": str(db)},
     )
     try:
         assert reader.stdout is not None and reader.stdout.readline().strip() == "open"
@@ -324,3 +338,15 @@ def test_nightly_waits_out_a_dashboard_query_in_flight(work: Path, tmp_path: Pat
     failures = [line for line in result.stderr.splitlines() if re.search(r" ERROR (ingest|purge|build) |^error:", line)]
     assert result.returncode == 0, "nightly failed while a dashboard query ran:\n" + "\n".join(failures)
     assert query(db, "select count(*) from raw.load_manifest where uri = ?", [str(fresh)])[0][0] == 1
+
+
+def test_verbose_shows_dbt_live(work: Path, tmp_path: Path) -> None:
+    """--verbose: dbt's output on stdout as it runs, besides the summary lines."""
+    db, config = tmp_path / "warehouse.duckdb", write_config(tmp_path / "demo.toml", base=demo_entries(work))
+    ingest_ok("--config", config, "--db", db, "-q")
+    result = run_ops(
+        "nightly", "--config", config, "--as-of", AS_OF, "--db", db, "--verbose", env=ops_env(work), timeout=600
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Finished running" in result.stdout and " of " in result.stdout and "\x1b[" not in result.stdout
+    assert sorted(step_lines(result.stdout)) == sorted(STEPS)

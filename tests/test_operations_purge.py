@@ -11,19 +11,16 @@ the archive round trip, where the archive goes, deletion from the archive after
 from __future__ import annotations
 
 import datetime as dt
-import os
-import random
+import re
 import shutil
-import signal
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
-from fixtures_ingest import append_jsonl, ingest_ok, parse_report, snapshot
+from fixtures_ingest import append_jsonl, ingest_ok, kill_at, parse_report, snapshot
 from fixtures_operations import (
     AS_OF,
     DATA_TABLES,
@@ -156,6 +153,7 @@ class Boundary:
     originals: dict[str, list[tuple[Any, ...]]]
     dry: subprocess.CompletedProcess[str]
     after_dry: dict[str, list[tuple[Any, ...]]]
+    file_changed_by_dry_run: bool
     first: subprocess.CompletedProcess[str]
     after_first: dict[str, list[tuple[Any, ...]]]
     archive_after_first: dict[str, bytes]
@@ -172,9 +170,12 @@ def boundary(tmp_path_factory: pytest.TempPathFactory) -> Boundary:
     db, archive = work / "warehouse.duckdb", work / "archive"
     ingest_ok("--config", boundary_sources(work / "sources"), "--db", db, "-q")
     env = ops_env(work)
-    purge = ("purge", "--as-of", AS_OF, "--archive-dir", archive, "--db", db)
+    # the boundary data is small: several policies remove more than half of their table
+    purge = ("purge", "--as-of", AS_OF, "--archive-dir", archive, "--db", db, "--yes")
     originals = snapshot(db, DATA_TABLES)
+    bytes_before = db.read_bytes()
     dry = ok(run_ops(*purge, "--dry-run", env=env))
+    file_changed_by_dry_run = db.read_bytes() != bytes_before or db.with_name(db.name + ".wal").exists()
     after_dry = snapshot(db, DATA_TABLES)
     first = ok(run_ops(*purge, env=env))
     after_first, archive_after_first, log_after_first = snapshot(db, DATA_TABLES), file_bytes(archive), purge_log(db)
@@ -185,6 +186,7 @@ def boundary(tmp_path_factory: pytest.TempPathFactory) -> Boundary:
         originals=originals,
         dry=dry,
         after_dry=after_dry,
+        file_changed_by_dry_run=file_changed_by_dry_run,
         first=first,
         after_first=after_first,
         archive_after_first=archive_after_first,
@@ -240,7 +242,9 @@ def test_analyzer_deleted_from_the_archive_after_365_days(boundary: Boundary) ->
     in_table, in_archive = event_names(boundary.db), archived_names(boundary.archive)
     assert "del-before" not in in_table and "del-before" not in in_archive, "older than 365 days: gone everywhere"
     assert {"del-at", "del-after"} <= set(in_archive), "on/after the 365-day cutoff: kept in the archive"
-    assert parse_purge(boundary.first.stdout)["analyzer_events"].deleted == 1
+    # the archive policy runs first and moves it to the archive; the 365-day policy then deletes it from there
+    line = parse_purge(boundary.first.stdout)["analyzer_events"]
+    assert (line.deleted, line.deleted_from_archive) == (0, 1)
 
 
 def test_golden_sessions_are_never_purged(boundary: Boundary) -> None:
@@ -274,7 +278,8 @@ def test_run_prints_one_line_per_policy_and_logs_it(boundary: Boundary) -> None:
     for row in log:
         line = printed[row["policy"]]
         assert row["table_name"].removeprefix("raw.") == POLICY_TABLES[row["policy"]]
-        assert (row["rows_archived"], row["rows_deleted"]) == (line.archived, line.deleted), row
+        logged = (row["rows_archived"], row["rows_deleted"], row["rows_deleted_from_archive"])
+        assert logged == (line.archived, line.deleted, line.deleted_from_archive), row
         expected_cutoff = None if line.cutoff is None else dt.datetime.combine(line.cutoff, dt.time())
         assert row["cutoff"] == expected_cutoff
         assert row["archive_uri"] == line.archive_uri
@@ -290,11 +295,12 @@ def test_dry_run_prints_what_a_run_would_do_and_changes_nothing(boundary: Bounda
     assert sorted(would) == sorted(POLICIES), boundary.dry.stdout
     for policy in POLICIES:
         assert would[policy].dry_run
-        assert (would[policy].archived, would[policy].deleted) == (did[policy].archived, did[policy].deleted), policy
+        counts = ("archived", "deleted", "deleted_from_archive")
+        assert [getattr(would[policy], c) for c in counts] == [getattr(did[policy], c) for c in counts], policy
         assert would[policy].archive_uri is None
     assert boundary.after_dry == boundary.originals, "a dry run changed raw data"
-    dry_log = [row for row in boundary.log_after_first if row["is_dry_run"]]
-    assert all(row["archive_uri"] is None for row in dry_log)
+    assert not boundary.file_changed_by_dry_run, "a dry run changed the warehouse file's bytes"
+    assert not [row for row in boundary.log_after_first if row["is_dry_run"]], "a dry run wrote to purge_log"
     # the only archive file is the real run's
     assert list(boundary.archive_after_first) == [did["analyzer_events_archive"].archive_uri]
 
@@ -302,12 +308,15 @@ def test_dry_run_prints_what_a_run_would_do_and_changes_nothing(boundary: Bounda
 def test_second_run_removes_nothing(boundary: Boundary) -> None:
     again = parse_purge(boundary.second.stdout)
     assert sorted(again) == sorted(POLICIES)
-    assert all((line.archived, line.deleted, line.archive_uri) == (0, 0, None) for line in again.values()), again
+    assert all(
+        (line.archived, line.deleted, line.deleted_from_archive, line.archive_uri) == (0, 0, 0, None)
+        for line in again.values()
+    ), again
     assert boundary.after_second == boundary.after_first
     assert boundary.archive_after_second == boundary.archive_after_first, "the archive changed on the second run"
     new_rows = boundary.log_after_second[len(boundary.log_after_first) :]
     assert sorted(row["policy"] for row in new_rows) == sorted(POLICIES), "every real run writes its log rows"
-    assert all(row["rows_archived"] == row["rows_deleted"] == 0 for row in new_rows)
+    assert all(row["rows_archived"] == row["rows_deleted"] == row["rows_deleted_from_archive"] == 0 for row in new_rows)
 
 
 # -- the archive ---------------------------------------------------------------------------------------------------
@@ -374,8 +383,8 @@ def test_archive_defaults_beside_the_warehouse_and_is_configurable(tmp_path: Pat
 
 def test_archived_events_are_deleted_from_the_archive_after_365_days(tmp_path: Path) -> None:
     """A later purge rewrites an older archive file without its expired events and keeps the rest."""
-    first_day, later_day = AS_OF, AS_OF + days(200)
-    cut = cutoff("analyzer_events", later_day)  # 165 days before AS_OF: archived by the first run
+    first_day, later_day = AS_OF - days(200), AS_OF  # a future as-of is refused: the first run lies in the past
+    cut = cutoff("analyzer_events", later_day)  # 165 days before first_day: archived by the first run
     moments = edges("late", cut)
     config = write_sources(
         tmp_path / "src",
@@ -392,7 +401,7 @@ def test_archived_events_are_deleted_from_the_archive_after_365_days(tmp_path: P
     later = parse_purge(
         ok(run_ops("purge", "--as-of", later_day, "--archive-dir", archive, "--db", db, env=env)).stdout
     )
-    assert later["analyzer_events"].deleted == 1
+    assert (later["analyzer_events"].deleted, later["analyzer_events"].deleted_from_archive) == (0, 1)
     assert sorted(archived_names(archive)) == ["late-after", "late-at"]
     logged = {row["archive_uri"] for row in purge_log(db) if row["archive_uri"]}
     assert {str(p) for p in archive_listing(archive)} <= logged, "a file in the archive that no log row names"
@@ -433,16 +442,29 @@ def test_reingesting_a_grown_source_after_a_purge_keeps_each_event_once(tmp_path
 
 
 # -- killed purges ------------------------------------------------------------------------------------------
-KILL_EVENTS = 400_000
-KILL_SESSIONS = 150_000
+# No race to win: the purge stops itself at a named point (ingest/pause_points.py) and is killed there.
+KILL_EVENTS = 60_000
+KILL_SESSIONS = 20_000
 
 
-@dataclass
-class KillOutcome:
-    trigger: str
-    killed: bool
-    analyzer_untouched: bool
-    leftovers: list[str]  # archive files present right after the kill
+@dataclass(frozen=True)
+class KillPoint:
+    point: str
+    sessions_purged: bool  # the session_feedback policy (the seed's first) committed before the kill
+    events_archived: bool  # the analyzer archive policy committed before the kill
+    leftover: str | None  # what the archive folder holds right after the kill: a "tmp" or a "parquet" file, or nothing
+
+
+# In the seed's order, session_feedback is purged first, then the analyzer archive policy.
+KILL_POINTS = [
+    KillPoint("purge-rows-deleted", sessions_purged=False, events_archived=False, leftover=None),
+    KillPoint("purge-committed:session_feedback", sessions_purged=True, events_archived=False, leftover=None),
+    KillPoint("purge-archive-written", sessions_purged=True, events_archived=False, leftover="tmp"),
+    KillPoint("purge-archive-renamed", sessions_purged=True, events_archived=False, leftover="parquet"),
+    KillPoint(
+        "purge-committed:analyzer_events_archive", sessions_purged=True, events_archived=True, leftover="parquet"
+    ),
+]
 
 
 def _expired_counts(db: Path) -> tuple[int, int, int, int]:
@@ -461,43 +483,6 @@ def _expired_counts(db: Path) -> tuple[int, int, int, int]:
         ).fetchone()
     finally:
         con.close()
-
-
-def _start_purge(db: Path, archive: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        cli_command("purge", "--as-of", AS_OF, "--archive-dir", archive, "--db", db),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
-
-
-def _kill_when(proc: subprocess.Popen[bytes], archive: Path, trigger: str, delay: float) -> bool:
-    """SIGKILL the purge once `trigger` happened, plus `delay` s; False if it finished first.
-
-    trigger: "start" (from the process start), "tmp" (a partial archive file appeared),
-    "final" (a finished archive file appeared, i.e. renamed into place).
-    """
-    started = time.monotonic()
-    fired_at = started if trigger == "start" else None
-    while proc.poll() is None:
-        now = time.monotonic()
-        if fired_at is None:
-            names = os.listdir(archive) if archive.is_dir() else []
-            if (trigger == "tmp" and any(n.endswith(".tmp") for n in names)) or (
-                trigger == "final" and any(n.endswith(".parquet") for n in names)
-            ):
-                fired_at = now
-        if fired_at is not None and now - fired_at >= delay:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return proc.returncode == -signal.SIGKILL
-        if now - started > 120:
-            proc.kill()
-            raise AssertionError("purge did not finish within 120 s")
-        time.sleep(0.0005)
-    return False
 
 
 def _assert_each_event_once(db: Path, base: Path, archive: Path, expected_total: int) -> None:
@@ -525,55 +510,92 @@ def _assert_each_event_once(db: Path, base: Path, archive: Path, expected_total:
         con.close()
 
 
-@pytest.mark.slow
-def test_purge_killed_at_any_point_loses_nothing(tmp_path: Path) -> None:
-    sources = tmp_path / "sources"
+@pytest.fixture(scope="module")
+def kill_base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[int, int, int, int]]:
+    work = tmp_path_factory.mktemp("kill-base")
+    sources = work / "sources"
     write_analyzer_jsonl(sources / "feedback.jsonl", KILL_EVENTS, as_of=AS_OF, days=200)
     write_bulk_sessions(sources / "sessions.jsonl", KILL_SESSIONS, spread_days=400)
-    base = tmp_path / "base.duckdb"
+    base = work / "base.duckdb"
     ingest_ok("analyzer", sources / "feedback.jsonl", "--db", base, "-q")
     ingest_ok("session-feedback", sources / "sessions.jsonl", "--db", base, "-q")
-    expired_events, kept_events, expired_sessions, kept_sessions = _expired_counts(base)
-    assert expired_events > 100_000 and kept_events > 100_000 and expired_sessions > 10_000
-    env = ops_env(tmp_path)
+    counts = _expired_counts(base)
+    expired_events, kept_events, expired_sessions, _ = counts
+    assert expired_events > 10_000 and kept_events > 10_000 and expired_sessions > 1_000
+    return base, counts
 
-    # calibration: how long a whole purge takes here
-    calibration_db, calibration_archive = tmp_path / "calibration.duckdb", tmp_path / "calibration-archive"
-    shutil.copy(base, calibration_db)
-    began = time.monotonic()
-    ok(run_ops("purge", "--as-of", AS_OF, "--archive-dir", calibration_archive, "--db", calibration_db, env=env))
-    whole = time.monotonic() - began
-    assert _expired_counts(calibration_db) == (0, kept_events, 0, kept_sessions)
 
-    rng = random.Random(20261101)
-    plan = [("tmp", 0.0), ("tmp", 0.02), ("final", 0.0), ("final", 0.0), ("final", 0.003), ("final", 0.01)]
-    plan += [("start", rng.uniform(0.5, 1.0) * whole) for _ in range(3)]
-    outcomes = []
-    for attempt, (trigger, delay) in enumerate(plan):
-        db, archive = tmp_path / f"attempt-{attempt}.duckdb", tmp_path / f"archive-{attempt}"
-        shutil.copy(base, db)
-        proc = _start_purge(db, archive, env)
-        killed = _kill_when(proc, archive, trigger, delay)
-        leftovers = [p.name for p in archive_listing(archive)]
-        where = f"attempt {attempt} ({trigger} + {delay:.3f} s, killed={killed}, leftovers={leftovers})"
+@pytest.mark.slow
+@pytest.mark.parametrize("kill", KILL_POINTS, ids=lambda kill: kill.point)
+def test_purge_killed_at_any_point_loses_nothing(
+    kill: KillPoint, kill_base: tuple[Path, tuple[int, int, int, int]], tmp_path: Path
+) -> None:
+    base, (expired_events, kept_events, expired_sessions, kept_sessions) = kill_base
+    db, archive, env = tmp_path / "w.duckdb", tmp_path / "archive", ops_env(tmp_path)
+    shutil.copy(base, db)
 
-        # each table: every row past the cutoff still there, or none; nothing else touched
-        events_expired, events_kept, sessions_expired, sessions_kept = _expired_counts(db)
-        assert events_kept == kept_events and sessions_kept == kept_sessions, where
-        assert events_expired in (0, expired_events), f"{where}: {events_expired} of {expired_events} events left"
-        assert sessions_expired in (0, expired_sessions), f"{where}: {sessions_expired} sessions left"
-        outcomes.append(KillOutcome(trigger, killed, events_expired == expired_events, leftovers))
+    kill_at(kill.point, cli_command("purge", "--as-of", AS_OF, "--archive-dir", archive, "--db", db, "--yes"), env)
 
-        # the next purge completes the work; the archive then holds only files the log names
-        ok(run_ops("purge", "--as-of", AS_OF, "--archive-dir", archive, "--db", db, env=env))
-        assert _expired_counts(db) == (0, kept_events, 0, kept_sessions), where
-        logged = {row["archive_uri"] for row in purge_log(db) if row["archive_uri"]}
-        unnamed = [p.name for p in archive_listing(archive) if str(p) not in logged]
-        assert not unnamed, f"{where}: archive files no purge_log row names: {unnamed}"
-        _assert_each_event_once(db, base, archive, KILL_EVENTS)
-        shutil.rmtree(archive, ignore_errors=True)
-        db.unlink()
+    # each table: every row past the cutoff still there, or none, as the point says; nothing else touched
+    leftovers = [p.name for p in archive_listing(archive)]
+    assert _expired_counts(db) == (
+        0 if kill.events_archived else expired_events,
+        kept_events,
+        0 if kill.sessions_purged else expired_sessions,
+        kept_sessions,
+    ), leftovers
+    assert [name.rsplit(".", 1)[-1] for name in leftovers] == ([kill.leftover] if kill.leftover else []), leftovers
 
-    assert any(o.killed for o in outcomes), "no purge was killed: the kills came too late"
-    mid_way = [o for o in outcomes if o.killed and o.analyzer_untouched and o.leftovers]
-    assert mid_way, f"no kill landed between writing the archive and deleting the rows: {outcomes}"
+    # the next purge completes the work; the archive then holds only files the log names
+    ok(run_ops("purge", "--as-of", AS_OF, "--archive-dir", archive, "--db", db, "--yes", env=env))
+    assert _expired_counts(db) == (0, kept_events, 0, kept_sessions)
+    logged = {row["archive_uri"] for row in purge_log(db) if row["archive_uri"]}
+    unnamed = [p.name for p in archive_listing(archive) if str(p) not in logged]
+    assert not unnamed, f"archive files no purge_log row names: {unnamed}"
+    _assert_each_event_once(db, base, archive, KILL_EVENTS)
+
+
+# -- a purge that would remove most of a table asks first ------------------------------------------------------------
+def _mostly_expired(folder: Path) -> tuple[Path, Path]:
+    """Session feedback of which 3 of 4 records are past the 180-day cutoff (75% > the 50% default)."""
+    config = write_sources(
+        folder / "src",
+        sessions=[session_on(f"old-{i}", at(S - days(1 + i))) for i in range(3)] + [session_on("new", at(AS_OF))],
+    )
+    db = folder / "w.duckdb"
+    ingest_ok("--config", config, "--db", db, "-q")
+    return config, db
+
+
+def test_a_purge_removing_most_of_a_table_stops_before_touching_anything(tmp_path: Path) -> None:
+    _, db = _mostly_expired(tmp_path)
+    before = snapshot(db, DATA_TABLES)
+    result = run_ops("purge", "--as-of", AS_OF, "--db", db, env=ops_env(tmp_path))
+    assert result.returncode == 1 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: purge stopped before touching anything: ")
+    assert "session_feedback would delete 3 of 4 rows of raw.session_feedback" in line and "more than 50%" in line
+    assert "first purge of a long backlog" in line and "--yes" in line and "[purge] yes = true" in line
+    assert snapshot(db, DATA_TABLES) == before
+    assert purge_log(db) == []
+
+    stricter = run_ops("purge", "--as-of", AS_OF, "--db", db, "--max-share", "0.8", env=ops_env(tmp_path))
+    assert parse_purge(ok(stricter).stdout)["session_feedback"].deleted == 3, "75% is within a max share of 80%"
+
+
+def test_yes_purges_a_long_backlog(tmp_path: Path) -> None:
+    _, db = _mostly_expired(tmp_path)
+    result = ok(run_ops("purge", "--as-of", AS_OF, "--db", db, "--yes", env=ops_env(tmp_path)))
+    assert parse_purge(result.stdout)["session_feedback"].deleted == 3
+    assert ids(db, "session_feedback") == {session_on("new", at(AS_OF))["id"]}
+
+
+@pytest.mark.parametrize(("setting", "purged"), [("", False), ("[purge]\nyes = true\n", True)])
+def test_nightly_purges_a_long_backlog_only_when_the_config_says_so(tmp_path: Path, setting: str, purged: bool) -> None:
+    config, db = _mostly_expired(tmp_path)
+    config.write_text(config.read_text(encoding="utf-8") + "\n" + setting, encoding="utf-8")
+    result = run_ops("nightly", "--config", config, "--as-of", AS_OF, "--db", db, env=ops_env(tmp_path), timeout=600)
+    assert (result.returncode == 0) == purged, result.stdout + result.stderr
+    assert len(ids(db, "session_feedback")) == (1 if purged else 4)
+    if not purged:
+        assert re.search(r"ERROR purge +failed: purge stopped before touching anything", result.stdout), result.stdout

@@ -91,14 +91,17 @@ with layout.section("Purge log"):
             column_config={
                 "applied_at": st.column_config.DatetimeColumn("Applied at (UTC)", format="YYYY-MM-DD HH:mm"),
                 "cutoff": st.column_config.DatetimeColumn("Cutoff (UTC)", format="YYYY-MM-DD"),
-                "is_dry_run": "Dry run",
+                "rows_archived": "Moved to the archive",
+                "rows_deleted": "Deleted from the table",
+                "rows_deleted_from_archive": "Deleted from the archive",
+                "is_dry_run": "Dry run (earlier versions)",
             },
         )
         applied = log[~log["is_dry_run"].fillna(False).astype(bool)]
         charts.show(
             applied.melt(
                 id_vars=["applied_at", "policy"],
-                value_vars=["rows_deleted", "rows_archived"],
+                value_vars=["rows_deleted", "rows_archived", "rows_deleted_from_archive"],
                 var_name="effect",
                 value_name="rows",
             ),

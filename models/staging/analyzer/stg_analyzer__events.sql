@@ -1,8 +1,41 @@
--- One row per analyzer feedback event (raw.analyzer_events, already unique
--- on event_id): invocation time renamed to invoked_at, enums lower-cased.
+-- One row per analyzer feedback event: the active raw table and the Parquet
+-- archive that `purge` moved older events to (disjoint, each unique on
+-- event_id), invocation time renamed to invoked_at, enums lower-cased.
 
-with source as (
+{%- set raw_columns = [
+    'event_id',
+    adapter.quote('timestamp'),
+    'session_id',
+    'skill_id',
+    'invocation_uuid',
+    'outcome',
+    'confidence',
+    'correction_type',
+    'user_message_snippet',
+    'turns_to_feedback',
+    'ai_tools_used',
+    'dimension_hint',
+    '_loaded_at',
+    '_load_id',
+    '_source_uri',
+] %}
+
+with active_events as (
     select * from {{ source('analyzer', 'analyzer_events') }}
+),
+
+archived_events as (
+    select * from {{ source('analyzer', 'analyzer_events_archive') }}
+),
+
+source as (
+    select
+        {{ raw_columns | join(',\n        ') }}
+    from active_events
+    union all
+    select
+        {{ raw_columns | join(',\n        ') }}
+    from archived_events
 ),
 
 normalised as (

@@ -1,0 +1,27 @@
+"""Named moments at which a test can stop a command, to kill it exactly there.
+
+With `FEEDBACK_PAUSE_AT=<name>` in its environment, a process stops itself
+(SIGSTOP) when it reaches the point of that name; the test waits for the stop
+(`os.waitpid(pid, os.WUNTRACED)`), then SIGKILLs it. No polling of files, no
+race with a fast machine or a loaded one. Unset, as in every real run, a
+point costs one environment lookup.
+
+Points: `load-before-commit` (every row of a load written, not committed),
+`purge-archive-written` (the archive's temporary file flushed, not renamed),
+`purge-archive-renamed` (the archive file in place, its rows not deleted),
+`purge-rows-deleted` (a policy's rows deleted, not committed),
+`purge-committed:<policy>` (that policy committed, the next not begun).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+ENVIRONMENT_VARIABLE = "FEEDBACK_PAUSE_AT"
+
+
+def pause_point(name: str) -> None:
+    """Stop this process here if a test asked for this point."""
+    if os.environ.get(ENVIRONMENT_VARIABLE) == name:
+        os.kill(os.getpid(), signal.SIGSTOP)
