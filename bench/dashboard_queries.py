@@ -43,7 +43,7 @@ def page_calls(period_days: int) -> dict[str, list[Call]]:
         if rows.empty:
             return None
         row = rows.iloc[0]
-        return data.conversation_detail(row["tenant"], row["project"], row["conversation_id"], f.retained)
+        return data.conversation_detail(row["source_tenant_id"], row["project"], row["conversation_id"], f.retained)
 
     def busiest_skill() -> Any:
         rates = data.skill_correction_rates()

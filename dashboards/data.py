@@ -30,6 +30,7 @@ import os
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,6 +195,12 @@ def _session() -> Iterator[_Session]:
             f"The warehouse at {path} lacks a table this page reads ({str(exc).splitlines()[0]}). "
             f"Build the marts with {BUILD_HINT}."
         ) from None
+    except duckdb.BinderException as exc:
+        # marts built by an older version of the project (a column this version reads is missing)
+        raise WarehouseUnavailable(
+            f"The warehouse at {path} lacks a column this page reads ({str(exc).splitlines()[0]}). "
+            f"Rebuild the marts with {BUILD_HINT}."
+        ) from None
 
 
 def _queries(*statements: str | tuple[str, dict[str, Any]]) -> list[pd.DataFrame]:
@@ -220,9 +227,9 @@ class WarehouseStatus:
     last_loaded_at: dt.datetime | None = None
     first_date: dt.date | None = None
     message: str = field(default="")
-    # read on the same connection, since every page needs them: (tenant, project or None) pairs for the
-    # filters, and (policy, first day kept or None) from retention_policy_windows
-    tenant_projects: tuple[tuple[str, str | None], ...] = ()
+    # read on the same connection, since every page needs them: (tenant key, tenant name, project or None)
+    # for the filters, and (policy, first day kept or None) from retention_policy_windows
+    tenant_projects: tuple[tuple[str, str, str | None], ...] = ()
     retention_cutoffs: tuple[tuple[str, dt.date | None], ...] = ()
 
     @property
@@ -275,13 +282,16 @@ def status() -> WarehouseStatus:
         tenant_sources = [
             sql
             for mart, sql in (
-                ("conversation_feedback_summary", "select tenant, project from marts.conversation_feedback_summary"),
-                ("eval_matrix", "select tenant_id, null from marts.eval_matrix"),
-                ("feedback_signals_daily", "select tenant, null from marts.feedback_signals_daily"),
+                (
+                    "conversation_feedback_summary",
+                    "select tenant, tenant_name, project from marts.conversation_feedback_summary",
+                ),
+                ("eval_matrix", "select tenant, tenant_name, null from marts.eval_matrix"),
+                ("feedback_signals_daily", "select tenant, tenant_name, null from marts.feedback_signals_daily"),
             )
             if mart in marts
         ]
-        pairs = session.df(" union ".join(tenant_sources)) if tenant_sources else pd.DataFrame()
+        tenant_rows = session.df(" union ".join(tenant_sources)) if tenant_sources else pd.DataFrame()
         cutoffs = (
             session.df("select policy, cast(cutoff_at as date) as cutoff_date from marts.retention_policy_windows")
             if "retention_policy_windows" in marts
@@ -298,8 +308,8 @@ def status() -> WarehouseStatus:
         last_loaded_at=last_loaded_at,
         first_date=None if pd.isna(first_date) else pd.Timestamp(first_date).date(),
         tenant_projects=tuple(
-            (tenant, project if isinstance(project, str) else None)
-            for tenant, project in pairs.itertuples(index=False)
+            (tenant, name if isinstance(name, str) and name else tenant, project if isinstance(project, str) else None)
+            for tenant, name, project in tenant_rows.itertuples(index=False)
             if isinstance(tenant, str) and tenant
         ),
         retention_cutoffs=tuple(
@@ -310,15 +320,20 @@ def status() -> WarehouseStatus:
 
 
 # -- filters: tenants, projects, retention cutoffs ---------------------------------------------------------------------
-def tenants() -> list[str]:
-    """Every tenant of the marts (conversations, evals, unified signals), for the filters."""
-    return sorted({tenant for tenant, _ in status().tenant_projects})
+def tenants() -> dict[str, str]:
+    """Every tenant of the marts (conversations, evals, unified signals), for the filters: tenant key -> display name,
+    in the order of the names. The marts' `tenant` is the one key across sources (seed `tenants`), so a tenant's
+    reactions and its workspace rows are one entry. Two keys with the same name are told apart by their key."""
+    names = {tenant: name for tenant, name, _ in status().tenant_projects}
+    shared = {name for name, keys in Counter(names.values()).items() if keys > 1}
+    labels = {tenant: f"{name} ({tenant})" if name in shared else name for tenant, name in names.items()}
+    return dict(sorted(labels.items(), key=lambda item: (item[1].casefold(), item[0])))
 
 
 def projects(tenant: str | None) -> list[str]:
-    """The projects of a tenant (of every tenant when None), for the filters."""
+    """The projects of a tenant key (of every tenant when None), for the filters."""
     return sorted(
-        {project for owner, project in status().tenant_projects if project and (tenant is None or owner == tenant)}
+        {project for owner, _, project in status().tenant_projects if project and (tenant is None or owner == tenant)}
     )
 
 
@@ -370,7 +385,7 @@ def kpi_counts(
             union all
             select 'eval_pass_rate', run_date, passes, replays, $eval_floor
             from marts.eval_set_accuracy_trend
-            where $tenant is null or tenant_id = $tenant
+            where $tenant is null or tenant = $tenant
         ),
 
         windowed as (
@@ -455,7 +470,7 @@ def mover_counts(
             select 'Eval pass rate', golden_set || ' / agent ' || left(agent_id, 8), run_date, passes, replays,
                    $eval_floor
             from marts.eval_set_accuracy_trend
-            where $tenant is null or tenant_id = $tenant
+            where $tenant is null or tenant = $tenant
         )
         select metric, segment,
                sum(successes) filter (where day >= $start) as successes,
@@ -558,11 +573,15 @@ def reaction_changes_daily(start: dt.date, end: dt.date, retained: bool) -> pd.D
 def conversations(
     start: dt.date, end: dt.date, retained: bool, tenant: str | None, project: str | None, limit: int = 500
 ) -> pd.DataFrame:
-    """Conversations whose last reaction falls in the period, newest first, with the total count as `matching`."""
+    """Conversations whose last reaction falls in the period, newest first, with the total count as `matching`.
+
+    `tenant` is the tenant key, `tenant_name` its display name; `source_tenant_id` (the reactions' own tenant),
+    project and conversation_id identify the conversation for `conversation_detail`."""
     return _query(
         """
-        select tenant, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
+        select tenant_name, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
                ok / nullif(ok + not_ok + neutral, 0) as satisfaction_rate,
+               tenant, source_tenant_id,
                count(*) over () as matching
         from marts.conversation_feedback_summary
         where last_activity_at >= $start and last_activity_at < $end + interval 1 day
@@ -584,29 +603,34 @@ def conversations(
 
 @_cached
 def conversation_detail(
-    tenant: str, project: str, conversation_id: str, retained: bool
+    source_tenant_id: str, project: str, conversation_id: str, retained: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One conversation on one connection: the active reaction of each turn (its rn identifies the stored row),
-    and every stored reaction (replaced and cleared ones too), flagged when it is the active one."""
+    and every stored reaction (replaced and cleared ones too), flagged when it is the active one.
+
+    The conversation is named as the reactions name it: their own tenant (`source_tenant_id` in the marts,
+    `tenant` in the stored rows), project and conversation id."""
     relation = "marts.retained_turn_reactions" if retained else "staging.stg_reactions__turn_reactions"
-    key = {"tenant": tenant, "project": project, "conversation_id": conversation_id}
-    conversation = "tenant = $tenant and project = $project and conversation_id = $conversation_id"
+    key = {"source_tenant_id": source_tenant_id, "project": project, "conversation_id": conversation_id}
+    same_conversation = "project = $project and conversation_id = $conversation_id"
+    active_rows = f"source_tenant_id = $source_tenant_id and {same_conversation}"
+    stored_rows = f"tenant = $source_tenant_id and {same_conversation}"
     turns, history = _queries(
         (
             f"""
             select turn_id, origin, reaction, confidence, reacted_at, comment_text, rn
             from marts.turn_reactions_active
-            where {conversation}
+            where {active_rows}
             order by reacted_at, turn_id, origin
             """,
             key,
         ),
         (
             f"""
-            with active as (select rn from marts.turn_reactions_active where {conversation})
+            with active as (select rn from marts.turn_reactions_active where {active_rows})
             select history.turn_id, history.origin, history.reaction, history.is_clear, history.confidence,
                    history.reacted_at, history.reaction_rn as rn, active.rn is not null as is_active
-            from (select * from {relation} where {conversation}) as history
+            from (select * from {relation} where {stored_rows}) as history
             left join active on active.rn = history.reaction_rn
             order by history.turn_id, history.reacted_at
             """,
@@ -711,7 +735,7 @@ def eval_matrix(tenant: str | None) -> pd.DataFrame:
                replays_in_window, passes_in_window, flips_in_window, has_pending_replay, pending_replay_session_id,
                latest_pending_at, pending_since
         from marts.eval_matrix
-        where $tenant is null or tenant_id = $tenant
+        where $tenant is null or tenant = $tenant
         order by golden_set, golden_session_id, agent_id
         """,
         {"tenant": tenant},
@@ -754,7 +778,7 @@ def eval_regressions(tenant: str | None) -> pd.DataFrame:
         select golden_set, golden_session_id, agent_id, replayed_at, overall_accuracy, previous_overall_accuracy,
                accuracy_change, failed_dimension_names, divergence_count, has_pending_replay
         from marts.eval_regressions
-        where $tenant is null or tenant_id = $tenant
+        where $tenant is null or tenant = $tenant
         order by replayed_at desc
         """,
         {"tenant": tenant},
@@ -770,7 +794,7 @@ def eval_trend(start: dt.date, end: dt.date, retained: bool, tenant: str | None)
                sum(mean_accuracy * replays) / nullif(sum(replays), 0) as mean_accuracy
         from marts.eval_set_accuracy_trend
         where run_date between $start and $end and ($floor is null or run_date >= $floor)
-          and ($tenant is null or tenant_id = $tenant)
+          and ($tenant is null or tenant = $tenant)
         group by all
         order by golden_set, agent_id, run_date
         """,

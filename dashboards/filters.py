@@ -2,7 +2,11 @@
 
 The entry point (app.py) draws them once per run, before the page; pages read
 the result with `current()`. Every widget is bound to a URL query parameter
-(`?period=7&tenant=acme`), so a filtered view can be shared as a link.
+(`?period=7&tenant=Initech`), so a filtered view can be shared as a link.
+
+The tenant filter lists the tenants' display names and filters by the tenant
+key, the one key the marts give a tenant across sources (seed `tenants`): a
+tenant's turn reactions and its workspace rows are one choice.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ _STATE_KEY = "_filters"
 class Filters:
     as_of: dt.date
     period_days: int = DEFAULT_PERIOD
-    tenant: str | None = None
+    tenant: str | None = None  # the tenant key the marts' `tenant` columns hold
+    tenant_name: str | None = None  # its display name
     project: str | None = None
     retained: bool = True
 
@@ -52,7 +57,8 @@ class Filters:
         return f"{self.prev_start:%Y-%m-%d} to {self.prev_end:%Y-%m-%d}"
 
     def scope_label(self) -> str:
-        return " / ".join(value for value in (self.tenant, self.project) if value) or "all tenants"
+        tenant = self.tenant_name or self.tenant
+        return " / ".join(value for value in (tenant, self.project) if value) or "all tenants"
 
     def retention_label(self) -> str:
         return "retention-filtered" if self.retained else "everything stored"
@@ -94,17 +100,20 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
         help="The N days ending on the as-of day; changes are against the N days before.",
     )
     try:
-        tenant_options = [ALL, *data.tenants()]
+        tenant_names = data.tenants()  # tenant key -> display name
     except data.WarehouseUnavailable:
-        tenant_options = [ALL]
+        tenant_names = {}
+    tenant_options = [ALL, *tenant_names]
     if st.session_state.get("tenant") not in tenant_options:
         st.session_state["tenant"] = ALL
     tenant = sidebar.selectbox(
         "Tenant",
         tenant_options,
+        format_func=lambda key: tenant_names.get(key, key),
         key="tenant",
         bind="query-params",
-        help="Applies where a mart has a tenant: reactions, conversations, evals, unified signals.",
+        help="Applies where a mart has a tenant: reactions, conversations, evals, unified signals. "
+        "One tenant across sources: its turn reactions and its workspace rows (seed `tenants`).",
     )
     chosen_tenant = None if tenant in (None, ALL) else tenant
     try:
@@ -132,6 +141,7 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
         as_of=as_of if isinstance(as_of, dt.date) else latest,
         period_days=int(period or DEFAULT_PERIOD),
         tenant=chosen_tenant,
+        tenant_name=tenant_names.get(chosen_tenant) if chosen_tenant else None,
         project=None if project in (None, ALL) else project,
         retained=bool(retained),
     )

@@ -47,7 +47,9 @@ should hold after ingest); the bad records above are not counted.
 
 Determinism: every random draw comes from numpy Generators seeded from `seed` (one stream
 per source); every file is written in an explicit order (DuckDB `COPY ... ORDER BY`, sorted
-Python lists), so the same seed, scale and as_of give byte-identical files.
+Python lists), so the same seed, scale and as_of give byte-identical files. The workspace
+tenant ids are not drawn: each is the uuid5 of the tenant's name (`demo_tenant_id`), the same
+for every seed, and `seeds/tenants.csv` maps them and the reactions' tenant names to one tenant.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+import uuid
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -108,6 +111,10 @@ TENANTS: dict[str, tuple[str, ...]] = {
     "umbrella": ("research", "support"),
 }
 TENANT_WEIGHTS = (0.4, 0.25, 0.2, 0.15)
+# The workspace names a tenant by a uuid, the reactions by its name. The demo's workspace uuids are
+# derived from the name (uuid5 in this namespace), the same for every --seed, so the seed
+# seeds/tenants.csv can map both to one tenant.
+DEMO_TENANT_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "feedback-analytics:demo-data:tenants")
 BUNDLES: dict[str, str] = {
     "support": "support.assistant",
     "codegen": "with.codegen",
@@ -1262,8 +1269,16 @@ class Workspace:
     entities: dict[str, list[str]]
 
 
+def demo_tenant_id(tenant: str) -> str:
+    """The workspace tenant id (a uuid) of a demo tenant: uuid5 of its name, whatever the seed."""
+    return str(uuid.uuid5(DEMO_TENANT_NAMESPACE, tenant))
+
+
 def _workspace_identities(rng: np.random.Generator) -> Workspace:
-    tenant_ids = dict(zip(TENANTS, _uuid4_list(rng, len(TENANTS)), strict=True))
+    tenant_ids = {tenant: demo_tenant_id(tenant) for tenant in TENANTS}
+    # The tenant ids used to be drawn here: draw as many uuids still, so that every identity drawn
+    # after them (users, agents, entities) stays what it was for a given seed.
+    _uuid4_list(rng, len(TENANTS))
     users = {tenant: _uuid4_list(rng, 12) for tenant in TENANTS}
     agents = {tenant: _uuid4_list(rng, len(AGENT_NAMES)) for tenant in TENANTS}
     eval_agents = {

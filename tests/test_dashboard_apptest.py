@@ -227,7 +227,7 @@ def test_tenant_and_project_filters_change_satisfaction(use_warehouse, demo: Dem
     use_warehouse(demo.db)
     app = run_page(page("conversations"))
     everyone = metrics(app)["Satisfaction, user reactions"]
-    app.selectbox(key="tenant").set_value("acme").run()
+    app.selectbox(key="tenant").set_value("acme").run()  # the value is the tenant key, the option shows its name
     assert_no_exception(app)
     acme = metrics(app)["Satisfaction, user reactions"]
     assert acme != everyone
@@ -236,10 +236,56 @@ def test_tenant_and_project_filters_change_satisfaction(use_warehouse, demo: Dem
     assert metrics(app)["Satisfaction, user reactions"] != acme
     table = app.dataframe[0].value  # the conversations of the period follow both filters
     assert set(table["tenant"]) == {"acme"} and set(table["project"]) == {"docs"}
+    assert set(table["tenant_name"]) == {"Acme Corporation"}
     # a tenant without that project resets the project to All instead of failing
     app.selectbox(key="tenant").set_value("globex").run()
     assert_no_exception(app)
     assert app.selectbox(key="project").value == "All"
+
+
+def test_tenant_filter_lists_names_and_shows_a_tenants_reactions_and_workspace_rows(
+    use_warehouse, demo: DemoWarehouse
+) -> None:
+    """The reactions name a tenant `initech`, the workspace gives it a uuid: the filter lists one tenant per
+    customer by its display name (seed `tenants`), and choosing Initech shows both its reactions and its
+    workspace feedback in the unified signal volume, the counts of feedback_signals_daily for its key."""
+    use_warehouse(demo.db)
+    app = run_page(page("overview"))
+    tenant = app.selectbox(key="tenant")
+    assert tenant.options == ["All", "Acme Corporation", "Globex Corporation", "Initech", "Umbrella Corporation"]
+    tenant.set_value("initech").run()
+    assert_no_exception(app)
+    assert app.selectbox(key="tenant").value == "initech"
+    assert "Initech" in texts(app) and "initech" not in texts(app).replace("Initech", "")
+    volume = plotly_figures(app)["Feedback signals per day by source"]
+    shown = {trace["name"]: sum(plotly_numbers(trace["y"])) for trace in volume["data"]}
+    assert set(shown) == {"turn_reactions", "workspace"}, "only the sources with a tenant, both of them"
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        expected = dict(
+            con.execute(
+                """
+                select source_system, sum(signals) from marts.feedback_signals_daily
+                where tenant = 'initech' and signal_date between date '2026-10-03' and date '2026-11-01'
+                group by all
+                """
+            ).fetchall()
+        )
+        source_ids = {
+            system: ids
+            for system, ids in con.execute(
+                "select source_system, list(distinct source_tenant_id) from marts.feedback_signals "
+                "where tenant = 'initech' group by all"
+            ).fetchall()
+        }
+    assert shown == {system: float(count) for system, count in expected.items()}
+    assert all(count > 0 for count in shown.values())
+    assert len(source_ids["turn_reactions"]) == len(source_ids["workspace"]) == 1
+    assert source_ids["turn_reactions"] != source_ids["workspace"], "one tenant, two source ids"
+
+    app.switch_page(page("conversations").script).run()
+    assert_no_exception(app)
+    table = app.dataframe[0].value
+    assert not table.empty and set(table["tenant_name"]) == {"Initech"}
 
 
 def test_retention_switch_shows_what_the_next_purge_removes_only_when_off(use_warehouse, demo: DemoWarehouse) -> None:

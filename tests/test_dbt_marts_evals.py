@@ -33,6 +33,8 @@ import duckdb
 import pytest
 from fixtures_dbt import dbt_executable
 
+from ingest.demo_data import TENANTS, demo_tenant_id
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
@@ -558,6 +560,37 @@ def test_feedback_signals_per_source_and_rating_match_the_raw_tables(built: Buil
     assert set(per_source(actual)) == {"session_feedback", "turn_reactions", "analyzer", "workspace"}
     daily = built.query("select sum(signals) from marts.feedback_signals_daily")[0][0]
     assert daily == sum(expected.values())
+
+
+def test_feedback_signals_name_each_demo_tenant_once_across_sources(built: Built) -> None:
+    """The reactions name a tenant, the workspace gives it a uuid; through the seed `tenants` both are one
+    tenant: as many tenants in feedback_signals as the demo has, each with reaction and workspace signals,
+    under one name; the eval marts and the daily mart use the same keys and names."""
+    with (REPO / "seeds" / "tenants.csv").open(encoding="utf-8", newline="") as seed:
+        names = {row["tenant_key"]: row["tenant_name"] for row in csv.DictReader(seed)}
+    per_tenant = built.query(
+        """
+        select tenant, list(distinct tenant_name), list(distinct source_system order by source_system),
+               list(distinct source_tenant_id order by source_tenant_id)
+        from marts.feedback_signals
+        where tenant is not null
+        group by tenant
+        """
+    )
+    assert len(per_tenant) == len(TENANTS) == 4
+    assert {tenant: (tenant_names, systems, ids) for tenant, tenant_names, systems, ids in per_tenant} == {
+        name: ([names[name]], ["turn_reactions", "workspace"], sorted([name, demo_tenant_id(name)])) for name in TENANTS
+    }
+    assert built.query(
+        "select count(*) from marts.feedback_signals where (tenant is null) != (source_tenant_id is null)"
+    ) == [(0,)]
+    for mart in ("feedback_signals_daily", "eval_matrix", "eval_set_accuracy_trend", "eval_regressions"):
+        pairs = set(built.query(f"select distinct tenant, tenant_name from marts.{mart} where tenant is not null"))
+        assert pairs <= set(names.items()), mart
+        assert pairs or mart == "eval_regressions", f"{mart} has no tenant"
+    daily = dict(built.query("select tenant, sum(signals) from marts.feedback_signals_daily group by tenant"))
+    signals = dict(built.query("select tenant, count(*) from marts.feedback_signals group by tenant"))
+    assert daily == signals
 
 
 def per_source(counts: Counter[tuple[str, str]]) -> Counter[str]:

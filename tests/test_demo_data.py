@@ -6,6 +6,7 @@ the ingest will.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import hashlib
 import json
@@ -23,7 +24,9 @@ from ingest import demo_data
 from ingest.demo_data import (
     IMPROVING_SKILL,
     NEW_SKILL,
+    TENANTS,
     WORSENING_SKILL,
+    demo_tenant_id,
     generate,
     write_analyzer_jsonl,
 )
@@ -101,6 +104,8 @@ EVAL_RUN_KEYS = [
 DIMENSIONS = {"accuracy", "coverage", "reliability", "efficiency", "security", "trigger_quality", "unknown"}
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+UUID5 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+TENANT_SEED = Path(__file__).resolve().parents[1] / "seeds" / "tenants.csv"
 
 
 @dataclass(frozen=True)
@@ -214,6 +219,10 @@ def test_another_seed_gives_other_data(tmp_path: Path) -> None:
     generate(tmp_path / "b", seed=4, scale=0.05, as_of=AS_OF)
     active = Path("analyzer/feedback-store/feedback.jsonl")
     assert (tmp_path / "a" / active).read_bytes() != (tmp_path / "b" / active).read_bytes()
+    # ... but the same workspace tenants, whose ids seeds/tenants.csv lists
+    feedback = [read_jsonl(tmp_path / run / "workspace" / "feedback.jsonl")[0] for run in ("a", "b")]
+    assert {row["id"] for row in feedback[0]}.isdisjoint(row["id"] for row in feedback[1])
+    assert {row["tenant_id"] for row in feedback[0]} == {row["tenant_id"] for row in feedback[1]}
 
 
 def test_scale_changes_volume(tmp_path: Path, demo: Demo) -> None:
@@ -551,7 +560,7 @@ def test_workspace_feedback_rows(demo: Demo) -> None:
     assert {row["rating"] for row in rows} == {"positive", "negative", "neutral"}
     assert {row["status"] for row in rows} == {"pending", "reviewed", "applied", "dismissed"}
     for row in rows:
-        assert UUID4.fullmatch(row["id"]) and UUID4.fullmatch(row["tenant_id"])
+        assert UUID4.fullmatch(row["id"]) and UUID5.fullmatch(row["tenant_id"])
         assert isinstance(row["context"], dict)
         if row["status"] == "pending":
             assert row["reviewed_at"] is None and row["reviewed_by_agent_id"] is None
@@ -606,6 +615,31 @@ def test_golden_sessions_replays_and_eval_runs(demo: Demo) -> None:
             run["set_name"]
         }
     assert len({run["started_at"][:10] for run in runs}) >= 8
+
+
+def test_workspace_tenant_ids_derive_from_the_names_and_the_seed_maps_both_sources(demo: Demo) -> None:
+    """The reactions name the demo's tenants, the workspace gives each a uuid5 of its name; the seed
+    seeds/tenants.csv maps exactly these 4 x 2 ids, both ids of a tenant to one key with one name."""
+    workspace_ids = {demo_tenant_id(name): name for name in TENANTS}
+    assert len(workspace_ids) == len(TENANTS) == 4
+    assert {envelope["tenant"] for envelope in reaction_envelopes(demo.out)} == set(TENANTS)
+    assert {row["tenant_id"] for row in workspace_rows(demo, "feedback")} == workspace_ids.keys()
+    for table in ("sessions", "eval_runs"):
+        assert {row["tenant_id"] for row in workspace_rows(demo, table)} <= workspace_ids.keys(), table
+
+    with TENANT_SEED.open(encoding="utf-8", newline="") as seed:
+        rows = list(csv.DictReader(seed))
+    assert [list(row) for row in rows[:1]] == [["source_system", "source_tenant_id", "tenant_key", "tenant_name"]]
+    keys = {(row["source_system"], row["source_tenant_id"]): row["tenant_key"] for row in rows}
+    assert len(keys) == len(rows), "one row per (source_system, source_tenant_id)"
+    assert keys == {
+        **{("turn_reactions", name): name for name in TENANTS},
+        **{("workspace", tenant_id): name for tenant_id, name in workspace_ids.items()},
+    }
+    names = defaultdict(set)
+    for row in rows:
+        names[row["tenant_key"]].add(row["tenant_name"])
+    assert all(len(tenant_names) == 1 and "" not in tenant_names for tenant_names in names.values()), names
 
 
 # ---------------------------------------------------------------------------------------

@@ -99,19 +99,23 @@ with layout.section("Conversations"):
             selection_mode="single-row",
             key="conversations_table",
             column_config={
+                "tenant_name": "Tenant",
                 "last_activity_at": st.column_config.DatetimeColumn("Last reaction (UTC)", format="YYYY-MM-DD HH:mm"),
                 "total": "Reactions",
                 "satisfaction_rate": st.column_config.NumberColumn("Satisfaction", format="percent"),
+                # the keys behind the row (tenant key, the reactions' own tenant id), not shown
+                "tenant": None,
+                "source_tenant_id": None,
             },
         )
         rows = table.selection.rows if table is not None else []
         chosen = conversations.iloc[rows[0] if rows else 0]
         st.markdown(
-            f"**Conversation `{chosen['conversation_id']}`** ({chosen['tenant']} / {chosen['project']})"
+            f"**Conversation `{chosen['conversation_id']}`** ({chosen['tenant_name']} / {chosen['project']})"
             + ("" if rows else ": the most recent one; select a row above to pick another")
         )
         turns, history = data.conversation_detail(
-            chosen["tenant"], chosen["project"], chosen["conversation_id"], f.retained
+            chosen["source_tenant_id"], chosen["project"], chosen["conversation_id"], f.retained
         )
         if turns.empty:
             st.info("This conversation has no active reaction left (all cleared or below the confidence threshold).")

@@ -18,7 +18,9 @@
 -- across sources. rating_source_system / source_label are the key of the
 -- seed feedback_label_ratings. confidence: the source's own where it has one
 -- (reactions, analyzer); 1.0 for the explicit answers of session feedback and
--- workspace feedback, which carry none.
+-- workspace feedback, which carry none. source_tenant_id: the tenant as the
+-- source names it (the reactions' name, the workspace's uuid; null for the
+-- other two), mapped to the one tenant key in feedback_signals.
 
 with session_feedback as (
     select * from {{ ref('stg_session_feedback__records') }}
@@ -43,7 +45,7 @@ session_feedback_signals as (
         'session_feedback' as rating_source_system,
         label as source_label,
         recorded_at as occurred_at,
-        cast(null as {{ dbt.type_string() }}) as tenant,
+        cast(null as {{ dbt.type_string() }}) as source_tenant_id,
         'session' as subject_type,
         session_id_opaque as subject_id,
         'user' as origin,
@@ -59,7 +61,7 @@ reaction_signals as (
         'reactions' as rating_source_system,
         reaction as source_label,
         reacted_at as occurred_at,
-        tenant,
+        tenant as source_tenant_id,
         'turn' as subject_type,
         {{ dbt.concat(['conversation_id', "'/'", 'turn_id']) }} as subject_id,
         origin,
@@ -74,7 +76,7 @@ analyzer_signals as (
         'analyzer' as rating_source_system,
         outcome as source_label,
         invoked_at as occurred_at,
-        cast(null as {{ dbt.type_string() }}) as tenant,
+        cast(null as {{ dbt.type_string() }}) as source_tenant_id,
         'skill' as subject_type,
         skill_id as subject_id,
         'implicit' as origin,
@@ -89,7 +91,7 @@ workspace_signals as (
         'workspace' as rating_source_system,
         rating as source_label,
         created_at as occurred_at,
-        tenant_id as tenant,
+        tenant_id as source_tenant_id,
         case
             when session_id is not null then 'workspace_session'
             when entity_id is not null then 'workspace_entity'

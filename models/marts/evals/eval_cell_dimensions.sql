@@ -5,10 +5,17 @@
 -- upstream order, '[]' when none). Pending, failed-to-run and cancelled
 -- replays are left out: their results, if any, do not count (a replay that
 -- completed after as_of must not show its future result in a past report).
--- is_latest_replay marks the replay that decides its matrix cell.
+-- is_latest_replay marks the replay that decides its matrix cell. `tenant`
+-- is the one tenant key across sources, with its display name
+-- (int_tenants__mapped); tenant_id is the workspace's uuid.
 
 with replay_outcomes as (
     select * from {{ ref('int_evals__replay_outcomes') }}
+),
+
+tenants as (
+    select * from {{ ref('int_tenants__mapped') }}
+    where source_system = 'workspace'
 ),
 
 dimension_results as (
@@ -40,6 +47,8 @@ divergences_per_dimension as (
 
 cell_dimensions as (
     select
+        tenants.tenant_key as tenant,
+        tenants.tenant_name,
         golden_replays.tenant_id,
         golden_replays.golden_set,
         golden_replays.golden_session_id,
@@ -60,6 +69,8 @@ cell_dimensions as (
         on
             dimension_results.replay_session_id = divergences_per_dimension.replay_session_id
             and dimension_results.dimension = divergences_per_dimension.dimension
+    left join tenants
+        on golden_replays.tenant_id = tenants.source_tenant_id
 )
 
 select * from cell_dimensions

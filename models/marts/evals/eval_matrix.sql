@@ -15,7 +15,8 @@
 -- not news. Failed-to-run and cancelled replays do not count at all.
 -- has_pending_replay: a pending replay started after the latest finished
 -- one (any pending replay, when there is none); it will decide the cell
--- when it finishes.
+-- when it finishes. `tenant` is the one tenant key across sources, with its
+-- display name (int_tenants__mapped); tenant_id is the workspace's uuid.
 
 {%- set flaky_window = var('flaky_window', 5) | int %}
 {%- if flaky_window < 1 %}
@@ -24,6 +25,11 @@
 
 with replay_outcomes as (
     select * from {{ ref('int_evals__replay_outcomes') }}
+),
+
+tenants as (
+    select * from {{ ref('int_tenants__mapped') }}
+    where source_system = 'workspace'
 ),
 
 golden_replays as (
@@ -164,6 +170,8 @@ cell_keys as (
 
 cells as (
     select
+        tenants.tenant_key as tenant,
+        tenants.tenant_name,
         cell_keys.tenant_id,
         cell_keys.golden_set,
         cell_keys.golden_session_id,
@@ -212,6 +220,8 @@ cells as (
         on
             cell_keys.golden_session_id = pending_summary.golden_session_id
             and cell_keys.agent_id is not distinct from pending_summary.agent_id
+    left join tenants
+        on cell_keys.tenant_id = tenants.source_tenant_id
 ),
 
 classified as (

@@ -33,6 +33,8 @@ divergences_per_replay as (
 
 regressions as (
     select
+        regressed_cells.tenant,
+        regressed_cells.tenant_name,
         regressed_cells.tenant_id,
         regressed_cells.golden_set,
         regressed_cells.golden_session_id,

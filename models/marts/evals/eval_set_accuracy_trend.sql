@@ -4,10 +4,17 @@
 -- failed-to-run and cancelled replays are neither passes nor fails.
 -- pass_rate = passing replays / finished replays, with its 95% Wilson
 -- interval; mean_accuracy = the mean of the replays' overall_accuracy
--- (replays without one are not in the mean).
+-- (replays without one are not in the mean). `tenant` is the one tenant key
+-- across sources, with its display name (int_tenants__mapped); tenant_id is
+-- the workspace's uuid.
 
 with replay_outcomes as (
     select * from {{ ref('int_evals__replay_outcomes') }}
+),
+
+tenants as (
+    select * from {{ ref('int_tenants__mapped') }}
+    where source_system = 'workspace'
 ),
 
 golden_replays as (
@@ -32,8 +39,20 @@ per_set_agent_day as (
     group by tenant_id, golden_set, agent_id, run_date
 ),
 
+with_tenant as (
+    select
+        per_set_agent_day.*,
+        tenants.tenant_key as tenant,
+        tenants.tenant_name
+    from per_set_agent_day
+    left join tenants
+        on per_set_agent_day.tenant_id = tenants.source_tenant_id
+),
+
 rated as (
     select
+        tenant,
+        tenant_name,
         tenant_id,
         golden_set,
         agent_id,
@@ -44,7 +63,7 @@ rated as (
         golden_sessions,
         {{ rate_with_interval('passes', 'replays', 'pass_rate') }},
         {{ round_metric('mean_accuracy_unrounded') }} as mean_accuracy
-    from per_set_agent_day
+    from with_tenant
 )
 
 select * from rated

@@ -1,15 +1,22 @@
 -- One row per conversation with at least one active reaction as of the
 -- report instant: the feedback counts of the conversations-in-period report
 -- (by origin and by reaction, active reactions only) and when the first and
--- the last of those reactions were given.
+-- the last of those reactions were given. `tenant` is the one tenant key
+-- across sources, with its display name (int_tenants__mapped);
+-- source_tenant_id is the reactions' own tenant.
 
 with active as (
     select * from {{ ref('int_reactions__active') }}
 ),
 
+tenants as (
+    select * from {{ ref('int_tenants__mapped') }}
+    where source_system = 'turn_reactions'
+),
+
 counts_per_conversation as (
     select
-        tenant,
+        tenant as source_tenant_id,
         project,
         conversation_id,
         max(reacted_at) as last_activity_at,
@@ -24,9 +31,30 @@ counts_per_conversation as (
         count(distinct turn_id) as turns_with_feedback
     from active
     group by tenant, project, conversation_id
+),
+
+with_tenant as (
+    select
+        tenants.tenant_key as tenant,
+        tenants.tenant_name,
+        counts_per_conversation.source_tenant_id,
+        counts_per_conversation.project,
+        counts_per_conversation.conversation_id,
+        counts_per_conversation.last_activity_at,
+        counts_per_conversation.total,
+        counts_per_conversation.user,  -- noqa: RF04
+        counts_per_conversation.machine,
+        counts_per_conversation.ok,
+        counts_per_conversation.not_ok,
+        counts_per_conversation.neutral,
+        counts_per_conversation.first_activity_at,
+        counts_per_conversation.turns_with_feedback
+    from counts_per_conversation
+    left join tenants
+        on counts_per_conversation.source_tenant_id = tenants.source_tenant_id
 )
 
 -- Stored by last activity (noqa: sorted on purpose): the dashboard lists the
 -- conversations of a period and reads only the row groups of that period.
-select * from counts_per_conversation  -- noqa: CV13
+select * from with_tenant  -- noqa: CV13
 order by last_activity_at, tenant, project, conversation_id

@@ -1,6 +1,8 @@
 -- One row per active turn reaction as of the report instant (the reactions
 -- the conversations-in-period report returns as feedback items), each with
 -- its artifact resource name `rn`, which every report row must carry.
+-- `tenant` is the one tenant key across sources, with its display name
+-- (int_tenants__mapped); source_tenant_id is the reactions' own tenant.
 
 -- A view: a filter on int_reactions__history (a table, the same rows plus
 -- the replaced and cleared ones), cheaper to read than to store again.
@@ -10,24 +12,33 @@ with active as (
     select * from {{ ref('int_reactions__active') }}
 ),
 
+tenants as (
+    select * from {{ ref('int_tenants__mapped') }}
+    where source_system = 'turn_reactions'
+),
+
 report_rows as (
     select
-        tenant,
-        project,
-        conversation_id,
-        turn_id,
-        origin,
-        reaction,
-        confidence,
-        reacted_at,
-        reaction_rn as rn,
-        user_id,
-        comment_text,
-        bundle_id,
-        track_id,
-        user_type,
-        cast(reacted_at as date) as reaction_date
+        tenants.tenant_key as tenant,
+        tenants.tenant_name,
+        active.tenant as source_tenant_id,
+        active.project,
+        active.conversation_id,
+        active.turn_id,
+        active.origin,
+        active.reaction,
+        active.confidence,
+        active.reacted_at,
+        active.reaction_rn as rn,
+        active.user_id,
+        active.comment_text,
+        active.bundle_id,
+        active.track_id,
+        active.user_type,
+        cast(active.reacted_at as date) as reaction_date
     from active
+    left join tenants
+        on active.tenant = tenants.source_tenant_id
 )
 
 select * from report_rows
