@@ -278,8 +278,9 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_on_a_terminal(args: Sequence[Any], *, timeout: float = 600) -> tuple[int, str]:
-    """`python -m ingest ARGS...` with stdout and stderr on a pseudo-terminal; (exit code, what it printed)."""
+def run_on_a_terminal(args: Sequence[Any], *, timeout: float = 600, stdout_too: bool = True) -> tuple[int, str]:
+    """`python -m ingest ARGS...` with stderr (and stdout, unless `stdout_too` is false: then a pipe) on a
+    pseudo-terminal; (exit code, what reached the terminal)."""
     import pty
     import select
 
@@ -287,7 +288,7 @@ def run_on_a_terminal(args: Sequence[Any], *, timeout: float = 600) -> tuple[int
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "ingest", *(str(a) for a in args)],
-            stdout=terminal,
+            stdout=terminal if stdout_too else subprocess.PIPE,
             stderr=terminal,
             stdin=subprocess.DEVNULL,
             env=cli_env(TERM="xterm-256color", COLUMNS="120"),
@@ -307,6 +308,8 @@ def run_on_a_terminal(args: Sequence[Any], *, timeout: float = 600) -> tuple[int
             break
         output += chunk
     os.close(controller)
+    if proc.stdout is not None:
+        proc.stdout.read()
     return proc.wait(timeout=60), output.decode("utf-8", errors="replace")
 
 

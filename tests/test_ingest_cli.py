@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import pty
-import select
 import socket
 import subprocess
 import sys
@@ -21,6 +19,7 @@ from fixtures_ingest import (
     places_containing,
     quarantine,
     run_cli,
+    run_on_a_terminal,
     session_record,
     write_jsonl,
 )
@@ -346,32 +345,7 @@ def test_quiet_prints_only_the_totals(tmp_path: Path) -> None:
 
 
 def _run_with_stderr_on_a_terminal(*args: object) -> tuple[int, str]:
-    controller, terminal = pty.openpty()
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ingest", *(str(a) for a in args)],
-            stdout=subprocess.PIPE,
-            stderr=terminal,
-            stdin=subprocess.DEVNULL,
-            env=cli_env(TERM="xterm-256color", COLUMNS="120"),
-        )
-    finally:
-        os.close(terminal)
-    output = b""
-    while True:
-        ready, _, _ = select.select([controller], [], [], 30)
-        if not ready:
-            break
-        try:
-            chunk = os.read(controller, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        output += chunk
-    os.close(controller)
-    proc.stdout.read()
-    return proc.wait(timeout=60), output.decode("utf-8", errors="replace")
+    return run_on_a_terminal(args, timeout=30, stdout_too=False)
 
 
 def test_quiet_shows_no_progress_even_on_a_terminal(tmp_path: Path) -> None:
