@@ -217,6 +217,18 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
     con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
     if not read_only:
         ensure_raw_schema(con)
+        return con
+    found = {
+        row[0]
+        for row in con.execute("select table_name from information_schema.tables where table_schema = 'raw'").fetchall()
+    }
+    missing = [table for table in RAW_TABLES if table not in found]
+    if missing:  # read-only commands (dry runs, listings) cannot create them: say so in one line
+        con.close()
+        raise UserError(
+            f"warehouse {path} has no raw.{missing[0]}: load data into it with `feedback-analytics ingest ...` "
+            "first (a file from an older version gets the new tables from any ingest or purge)"
+        )
     return con
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 from fixtures_ingest import (
     analyzer_event,
@@ -399,3 +400,15 @@ def test_a_lock_wait_is_said_once_with_its_bound(tmp_path: Path, wait: str, succ
     assert (result.returncode == 0) == succeeds, result.stderr
     if not succeeds:
         assert result.stderr.splitlines()[-1].startswith(f"error: cannot open warehouse {db}: ")
+
+
+@pytest.mark.parametrize(
+    "command", [["quarantine"], ["purge", "--dry-run"], ["forget", "--user-id", "x", "--dry-run"]], ids=" ".join
+)
+def test_read_only_commands_on_a_duckdb_file_without_raw_tables(tmp_path: Path, command: list[str]) -> None:
+    """Dry runs and listings open the file read-only and cannot create the raw schema: one line, no traceback."""
+    bare = tmp_path / "bare.duckdb"
+    duckdb.connect(str(bare)).close()
+    before = bare.read_bytes()
+    assert_one_line_error(run_cli(*command, "--db", bare), bare, "has no raw.", "feedback-analytics ingest")
+    assert bare.read_bytes() == before
