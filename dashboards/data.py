@@ -40,7 +40,7 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-from ingest.validation import sql_literal
+from warehouse.sql import sql_literal
 
 CACHE_SECONDS = 300
 LOCK_RETRY_SECONDS = 3.0

@@ -14,11 +14,11 @@ from typing import Any
 
 import click
 
-from ingest.as_of import AsOfError, ReportInstant, is_date_only, parse_as_of
-from ingest.errors import UserError
 from ingest.load import LoadResult
 from ingest.progress import LoadProgress
-from ingest.warehouse import connect, refuse_what_is_no_warehouse, resolve_db_path
+from warehouse.as_of import AsOfError, ReportInstant, is_date_only, parse_as_of
+from warehouse.connection import connect, refuse_what_is_no_warehouse, resolve_db_path
+from warehouse.errors import UserError
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print only the 
 
 
 def _parse_as_of(value: str | None, *, refuse_future: bool = True) -> ReportInstant:
-    """`--as-of` as one UTC instant (ingest/as_of.py): a date is the end of that day, None is now.
+    """`--as-of` as one UTC instant (warehouse/as_of.py): a date is the end of that day, None is now.
 
     A future instant is refused (build, purge, nightly): a mistyped year would purge every row, or write a
     future `computed_as_of` into the history rollups. A date counts as future only from the next UTC day on."""

@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.errors import UserError
+from warehouse.errors import UserError
 
 SECTIONS = ("analyzer", "session_feedback", "reactions", "workspace")
 KEYS = {"path", "postgres_dsn_env", "no_snippets"}

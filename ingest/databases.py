@@ -15,10 +15,10 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ingest.contracts import Contract
-from ingest.errors import UserError
 from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches
-from ingest.validation import quote, sql_literal
+from warehouse.contracts import Contract
+from warehouse.errors import UserError
+from warehouse.sql import quote, sql_literal
 
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
 _PASSWORD_KV = re.compile(r"password\s*=\s*\S+", re.IGNORECASE)

@@ -9,12 +9,12 @@ from pathlib import Path
 import duckdb
 import xxhash
 
-from ingest.contracts import Contract
-from ingest.errors import UserError
 from ingest.jsonl import file_checksum, read_blobs, read_jsonl
 from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches
 from ingest.progress import LoadProgress
-from ingest.validation import sql_literal
+from warehouse.contracts import Contract
+from warehouse.errors import UserError
+from warehouse.sql import sql_literal
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 

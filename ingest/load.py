@@ -21,16 +21,15 @@ from datetime import UTC, datetime
 import duckdb
 import pyarrow as pa
 
-from ingest.contracts import Contract
-from ingest.pause_points import pause_point
 from ingest.validation import (
     json_batch_sql,
     lines_parsed_sql,
-    quote,
     read_json_parsed_sql,
-    sql_literal,
     typed_batch_sql,
 )
+from warehouse.contracts import Contract
+from warehouse.pause_points import pause_point
+from warehouse.sql import quote, sql_literal
 
 
 @dataclass

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ingest.contracts import Contract, Field
+from warehouse.contracts import Contract, Field
+from warehouse.sql import quote, sql_literal
 
 
 def _json_type_ok(kind: str, j: str) -> str:
@@ -44,14 +45,6 @@ _KIND_WORDS = {
     "string_list": "a list of strings",
     "json": "JSON",
 }
-
-
-def sql_literal(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _struct_spec(fields: Iterable[Field]) -> str:

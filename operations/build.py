@@ -39,7 +39,7 @@ def dbt_build(
     """Run dbt build against `db`; returns its exit code and (when captured) its output.
 
     Captured output has no colour codes; `on_line` sees each line of it as dbt prints it."""
-    from ingest.warehouse import wait_until_writable
+    from warehouse.connection import wait_until_writable
 
     wait_until_writable(db)  # a dashboard query in flight finishes first
     env = {**os.environ, "FEEDBACK_DB": str(db.resolve()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
@@ -114,7 +114,7 @@ def last_build_as_of(db: Path) -> str | None:
     """The as-of instant of the last build (marts.build_info), for dbt's `as_of` var; None when none is recorded."""
     import duckdb
 
-    from ingest.warehouse import connect
+    from warehouse.connection import connect
 
     con = connect(db, read_only=True)
     try:

@@ -69,10 +69,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ingest.errors import UserError
-from ingest.validation import quote, sql_literal
-from ingest.warehouse import connect
 from operations.retention import ARCHIVE_PREFIX, archive_files, logged_archives
+from warehouse.connection import connect
+from warehouse.errors import UserError
+from warehouse.sql import quote, sql_literal
 
 DATA_TABLES = (
     "analyzer_events",

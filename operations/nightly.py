@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.as_of import ReportInstant
-from ingest.errors import UserError
+from warehouse.as_of import ReportInstant
+from warehouse.errors import UserError
 
 
 @dataclass
@@ -102,7 +102,7 @@ def _ingest_step(db: Path, config_file: Path | None) -> str:
     from ingest.load import unusable_inputs
     from ingest.progress import LoadProgress
     from ingest.sources import ingest_source
-    from ingest.warehouse import connect
+    from warehouse.connection import connect
 
     if config_file is None:
         return "skipped: no --config given"
@@ -134,8 +134,8 @@ def _ingest_step(db: Path, config_file: Path | None) -> str:
 
 def _purge_step(db: Path, day: dt.date, archive_dir: Path | None, config_file: Path | None) -> str:
     from ingest.config import read_purge_settings
-    from ingest.warehouse import connect
     from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies
+    from warehouse.connection import connect
 
     settings = read_purge_settings(config_file)
     con = connect(db)

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.errors import UserError
-from ingest.pause_points import pause_point
-from ingest.validation import quote, sql_literal
+from warehouse.errors import UserError
+from warehouse.pause_points import pause_point
+from warehouse.sql import quote, sql_literal
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 POLICIES_CSV = PROJECT_DIR / "seeds" / "retention_policies.csv"

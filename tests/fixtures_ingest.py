@@ -314,7 +314,7 @@ def run_on_a_terminal(args: Sequence[Any], *, timeout: float = 600, stdout_too: 
 
 
 def kill_at(point: str, command: Sequence[Any], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
-    """Run `command` until it stops itself at the pause point `point` (ingest/pause_points.py), then SIGKILL it.
+    """Run `command` until it stops itself at the pause point `point` (warehouse/pause_points.py), then SIGKILL it.
 
     Deterministic: the process says when it is at the point. Fails if it ends without reaching it."""
     proc = subprocess.Popen(

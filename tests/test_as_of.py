@@ -1,6 +1,6 @@
 """`--as-of` is one UTC instant, whatever ISO-8601 form it was typed in.
 
-The command line parses it once (ingest/as_of.py); analysts who run dbt
+The command line parses it once (warehouse/as_of.py); analysts who run dbt
 themselves go through the macro `as_of_utc_text`. Both are checked against
 instants worked out by hand, and equivalent instants must give identical marts.
 """
@@ -18,7 +18,7 @@ import duckdb
 import pytest
 from fixtures_dbt import REPO, assert_same_rows, run_dbt
 
-from ingest.as_of import AsOfError, parse_as_of
+from warehouse.as_of import AsOfError, parse_as_of
 
 # typed value -> the UTC instant it means (worked out by hand)
 FORMS = {

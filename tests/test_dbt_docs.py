@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fixtures_dbt import dbt_executable
 
-from ingest.warehouse import connect
+from warehouse.connection import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,13 +16,13 @@ import duckdb
 import pytest
 from fixtures_dbt import dbt_executable, run_dbt
 
-from ingest.warehouse import RAW_TABLES, connect
+from warehouse.connection import RAW_TABLES, connect
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Natural key of every upstream table (ingest/warehouse.py); the bookkeeping
+# Natural key of every upstream table (warehouse/connection.py); the bookkeeping
 # tables (quarantine, load_manifest, purge_log) have none.
 NATURAL_KEYS = {
     "analyzer_events": "event_id",

@@ -1,6 +1,6 @@
 """The dbt staging layer on hand-written raw rows.
 
-A small warehouse is created by the loader's own DDL (`ingest.warehouse.connect`),
+A small warehouse is created by the loader's own DDL (`warehouse.connection.connect`),
 filled with rows that exercise every normalisation the staging views promise
 (upper-case and padded enums, the reactions' legacy tag, a user reaction
 without a confidence, golden and replay metadata in JSON), then built with
@@ -19,7 +19,7 @@ import duckdb
 import pytest
 from fixtures_dbt import run_dbt
 
-from ingest.warehouse import connect
+from warehouse.connection import connect
 
 pytestmark = pytest.mark.slow
 

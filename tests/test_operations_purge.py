@@ -442,7 +442,7 @@ def test_reingesting_a_grown_source_after_a_purge_keeps_each_event_once(tmp_path
 
 
 # -- killed purges ------------------------------------------------------------------------------------------
-# No race to win: the purge stops itself at a named point (ingest/pause_points.py) and is killed there.
+# No race to win: the purge stops itself at a named point (warehouse/pause_points.py) and is killed there.
 KILL_EVENTS = 60_000
 KILL_SESSIONS = 20_000
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.contracts import ANALYZER_EVENTS
-from ingest.errors import UserError
 from ingest.files import file_loads, parquet_load
 from ingest.load import LoadOptions, LoadResult
+from warehouse.contracts import ANALYZER_EVENTS
+from warehouse.errors import UserError
 
 
 def store_files(path: Path) -> list[Path]:

@@ -13,14 +13,14 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ingest.contracts import TURN_REACTIONS
 from ingest.databases import PostgresTable
-from ingest.errors import UserError
 from ingest.files import blob_folder_load, file_loads
 from ingest.jsonl import BATCH_SCHEMA
 from ingest.load import LoadOptions, LoadResult, load_batches
 from ingest.progress import LoadProgress
-from ingest.validation import sql_literal
+from warehouse.contracts import TURN_REACTIONS
+from warehouse.errors import UserError
+from warehouse.sql import sql_literal
 
 TABLE = "conv_messages"
 REACTION_TAGS = ("artifact:turn.log.reaction", "kind:turn.log.reaction")

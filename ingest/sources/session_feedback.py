@@ -11,12 +11,12 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.contracts import SESSION_FEEDBACK
 from ingest.databases import PostgresTable, SqliteTable, load_table
 from ingest.files import file_loads, is_sqlite, readable_file
 from ingest.jsonl import file_checksum
 from ingest.load import LoadOptions, LoadResult
 from ingest.progress import LoadProgress
+from warehouse.contracts import SESSION_FEEDBACK
 
 TABLE = "session_feedback"
 

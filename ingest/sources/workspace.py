@@ -12,12 +12,12 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.contracts import WORKSPACE_CONTRACTS, Contract
 from ingest.databases import PostgresTable, load_table
-from ingest.errors import UserError
 from ingest.files import file_loads
 from ingest.load import LoadOptions, LoadResult
 from ingest.progress import LoadProgress
+from warehouse.contracts import WORKSPACE_CONTRACTS, Contract
+from warehouse.errors import UserError
 
 
 def _entity_of(path: Path) -> Contract:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.errors import UserError
+from warehouse.errors import UserError
 
 DEFAULT_DB = "feedback.duckdb"
 # DuckDB spills to disk beyond this, so a big load keeps a flat memory profile
