@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/dashboard_render.py --db <warehouse> [--loads 10]
 
-Starts `python -m ingest dashboard` on the warehouse and drives Debian's
+Starts `python -m cli dashboard` on the warehouse and drives Debian's
 chromium through Playwright (the test suite's launch flags). A load ends when
 the page is fully rendered: its title is drawn, the script run is over, no
 element is a placeholder or stale, and Plotly has drawn every chart (the test

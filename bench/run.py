@@ -37,7 +37,7 @@ from ingest.demo_data import write_analyzer_jsonl  # noqa: E402
 from warehouse.contracts import ANALYZER_EVENTS  # noqa: E402
 
 PYTHON = sys.executable
-CLI = [PYTHON, "-m", "ingest"]
+CLI = [PYTHON, "-m", "cli"]
 OUT = ROOT / "bench" / "out"
 AS_OF = dt.date(2026, 11, 1)
 

@@ -26,10 +26,8 @@ import contextlib
 import datetime as dt
 import functools
 import itertools
-import os
 import re
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -40,18 +38,14 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-from warehouse.sql import sql_literal
+from warehouse.connection import attach_read_only
+from warehouse.errors import UserError, WarehouseLocked
+from warehouse.location import resolve_db_path
+from warehouse.raw_tables import DATA_TABLES
 
 CACHE_SECONDS = 300
 LOCK_RETRY_SECONDS = 3.0
-RAW_DATA_TABLES = (
-    "analyzer_events",
-    "session_feedback",
-    "turn_reactions",
-    "workspace_feedback",
-    "workspace_sessions",
-    "workspace_eval_runs",
-)
+RAW_DATA_TABLES = tuple(DATA_TABLES)
 BUILD_HINT = "`feedback-analytics build` (or `make demo` for demo data)"
 LOAD_HINT = "`feedback-analytics ingest --config sources.toml` then `feedback-analytics build` (or `make demo`)"
 
@@ -74,7 +68,11 @@ class WarehouseBusy(WarehouseUnavailable):
 
 
 def warehouse_path() -> Path:
-    return Path(os.environ.get("FEEDBACK_DB") or "feedback.duckdb")
+    """The file the command line resolved (`feedback-analytics dashboard --db` exports FEEDBACK_DB)."""
+    try:
+        return resolve_db_path()
+    except UserError as exc:
+        raise WarehouseUnavailable(str(exc)) from None
 
 
 def _warehouse_version() -> tuple[str, int, int]:
@@ -132,27 +130,19 @@ def _cursor() -> duckdb.DuckDBPyConnection:
 @contextlib.contextmanager
 def _connect(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection whose default database is the warehouse file, attached read-only until the block ends;
-    waits LOCK_RETRY_SECONDS for a writer's lock."""
+    waits LOCK_RETRY_SECONDS for a writer's lock (the ground floor's one wait loop)."""
     con = _cursor()
     alias = f"warehouse_{next(_aliases)}"
-    deadline = time.monotonic() + LOCK_RETRY_SECONDS
-    delay = 0.05
     try:
-        while True:
-            try:
-                con.execute(f"attach {sql_literal(str(path))} as {alias} (read_only)")
-                break
-            except duckdb.IOException as exc:
-                first_line = str(exc).splitlines()[0]
-                if "lock" not in first_line.lower():
-                    raise WarehouseUnavailable(f"Cannot open the warehouse at {path}: {first_line}") from None
-                if time.monotonic() > deadline:
-                    raise WarehouseBusy(
-                        f"The warehouse at {path} is being written by another process (ingest, purge or build): "
-                        "reload the page in a moment."
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.5)
+        try:
+            attach_read_only(con, path, alias, wait_seconds=LOCK_RETRY_SECONDS)
+        except WarehouseLocked:
+            raise WarehouseBusy(
+                f"The warehouse at {path} is being written by another process (ingest, purge or build): "
+                "reload the page in a moment."
+            ) from None
+        except UserError as exc:
+            raise WarehouseUnavailable(f"Cannot open the warehouse at {path}: {str(exc).split(': ', 1)[-1]}") from None
         try:
             con.execute(f"use {alias}")
             yield con

@@ -1,6 +1,6 @@
-"""`python -m ingest` is the same as the `feedback-analytics` console script."""
+"""`python -m ingest ...` runs the `feedback-analytics` command line (cli/), as it did when the command
+line lived in this package: an entry point, not a module; nothing in ingest/ imports the command line."""
 
-from ingest.cli import main
+import runpy
 
-if __name__ == "__main__":
-    main()
+runpy.run_module("cli", run_name="__main__", alter_sys=True)

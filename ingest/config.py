@@ -18,22 +18,15 @@ Sections: analyzer, session_feedback, reactions, workspace; and, for
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from warehouse.config_file import read_config_file
 from warehouse.errors import UserError
 
 SECTIONS = ("analyzer", "session_feedback", "reactions", "workspace")
 KEYS = {"path", "postgres_dsn_env", "no_snippets"}
-SETTINGS = ("purge",)
-PURGE_KEYS = {"max_share", "yes"}
-
-
-@dataclass(frozen=True)
-class PurgeSettings:
-    max_share: float | None = None  # None: the purge's default
-    confirmed: bool = False
+SETTINGS = ("purge",)  # read by operations (operations/retention.py)
 
 
 @dataclass(frozen=True)
@@ -44,37 +37,8 @@ class SourceEntry:
     no_snippets: bool
 
 
-def _load(file: Path) -> dict[str, object]:
-    if file.is_dir():
-        raise UserError(f"config file {file} is a folder: give the TOML file in it (e.g. {file / 'sources.toml'})")
-    if not file.is_file():
-        raise UserError(f"config file {file} does not exist: check the path (see demo-data's sources.toml)")
-    try:
-        return tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"config file {file} is not valid TOML: {exc}") from None
-
-
-def read_purge_settings(file: Path | None) -> PurgeSettings:
-    """The `[purge]` table of a config file (nightly); defaults without one."""
-    if file is None:
-        return PurgeSettings()
-    table = _load(file).get("purge", {})
-    if not isinstance(table, dict):
-        raise UserError(f"config file {file}: write [purge] as a table (max_share = 0.5, yes = false)")
-    extra = set(table) - PURGE_KEYS
-    if extra:
-        raise UserError(f"config file {file}, [purge]: unknown key(s) {', '.join(sorted(extra))}; use max_share, yes")
-    share, confirmed = table.get("max_share"), table.get("yes", False)
-    if share is not None and (isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1):
-        raise UserError(f"config file {file}, [purge]: max_share must be a number from 0 to 1, got {share!r}")
-    if not isinstance(confirmed, bool):
-        raise UserError(f"config file {file}, [purge]: yes must be true or false, got {confirmed!r}")
-    return PurgeSettings(None if share is None else float(share), confirmed)
-
-
 def read_config(file: Path) -> list[SourceEntry]:
-    data = _load(file)
+    data = read_config_file(file)
     unknown = set(data) - set(SECTIONS) - set(SETTINGS)
     if unknown:
         raise UserError(

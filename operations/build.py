@@ -14,17 +14,34 @@ from typing import TextIO
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
-def dbt_command(as_of: str | None, dbt_args: list[str], *, unit_tests: bool = False) -> list[str]:
-    """The dbt build command line. Unit tests check the SQL on fixed rows, not the warehouse's data, so a
-    build of the warehouse leaves them out (dbt's advice for production runs); the test suite runs them."""
-    dbt = Path(sys.executable).with_name("dbt")
-    command = [str(dbt) if dbt.exists() else "dbt", "build", "--project-dir", str(PROJECT_DIR)]
-    command += ["--profiles-dir", str(PROJECT_DIR)]
+def dbt_executable() -> str:
+    """The dbt installed beside this Python (the venv's), else the one on PATH."""
+    beside_python = Path(sys.executable).with_name("dbt")
+    return str(beside_python) if beside_python.exists() else "dbt"
+
+
+def dbt_command(
+    verb: str = "build",
+    *dbt_args: str,
+    as_of: str | None = None,
+    unit_tests: bool = True,
+    project_dir: Path = PROJECT_DIR,
+    work_dir: Path | None = None,
+) -> list[str]:
+    """Every dbt command line of the project (builds, the tests' compiles and docs, the benchmarks): this
+    project and its profiles.yml, `as_of` as the one dbt var, `work_dir` holding target/ and logs/.
+
+    `unit_tests=False` leaves the unit tests out of a build: they check the SQL on fixed rows, not the
+    warehouse's data, so a build of the warehouse skips them (dbt's advice for production runs); the test
+    suite runs them."""
+    command = [dbt_executable(), verb, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
     if as_of:
         command += ["--vars", json.dumps({"as_of": as_of})]
     if not unit_tests:
         command += ["--exclude-resource-type", "unit_test"]
-    return command + dbt_args
+    if work_dir is not None:
+        command += ["--target-path", str(work_dir / "target"), "--log-path", str(work_dir / "logs")]
+    return command + list(dbt_args)
 
 
 def dbt_build(
@@ -43,7 +60,7 @@ def dbt_build(
 
     wait_until_writable(db)  # a dashboard query in flight finishes first
     env = {**os.environ, "FEEDBACK_DB": str(db.resolve()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    command = dbt_command(as_of, dbt_args or [], unit_tests=unit_tests)
+    command = dbt_command("build", *(dbt_args or []), as_of=as_of, unit_tests=unit_tests)
     if not capture and on_line is None:
         return subprocess.run(command, env=env, check=False, stdin=subprocess.DEVNULL).returncode, ""
     env["DBT_USE_COLORS"] = "false"

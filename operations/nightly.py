@@ -97,44 +97,8 @@ def run_step(name: str, work: Callable[[], str], logger: logging.Logger) -> Step
     return result
 
 
-def _ingest_step(db: Path, config_file: Path | None) -> str:
-    from ingest.config import read_config
-    from ingest.load import unusable_inputs
-    from ingest.progress import LoadProgress
-    from ingest.sources import ingest_source
-    from warehouse.connection import connect
-
-    if config_file is None:
-        return "skipped: no --config given"
-    entries = read_config(config_file)
-    results, failures = [], []
-    con = connect(db)
-    try:
-        for entry in entries:  # each load is atomic: a failing source does not stop the others
-            try:
-                loaded = ingest_source(
-                    con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, LoadProgress(enabled=False)
-                )
-            except UserError as exc:
-                failures.append(f"{entry.section}: {exc}")
-                continue
-            results += loaded
-            failures += [f"{entry.section}: {line}" for line in unusable_inputs(con, loaded)]
-    finally:
-        con.close()
-    counts = (
-        f"{len(results)} input(s): read {sum(r.rows_read for r in results):,}, "
-        f"landed {sum(r.loaded for r in results):,}, quarantined {sum(r.quarantined for r in results):,}, "
-        f"duplicates {sum(r.duplicates for r in results):,}, {sum(r.skipped for r in results)} unchanged"
-    )
-    if failures:
-        raise UserError(counts + "; " + "; ".join(failures))
-    return counts
-
-
 def _purge_step(db: Path, day: dt.date, archive_dir: Path | None, config_file: Path | None) -> str:
-    from ingest.config import read_purge_settings
-    from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies
+    from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies, read_purge_settings
     from warehouse.connection import connect
 
     settings = read_purge_settings(config_file)
@@ -178,15 +142,19 @@ def run_nightly(
     log_file: Path | None,
     archive_dir: Path | None,
     *,
+    ingest: Callable[[], str],
     verbose: bool = False,
 ) -> list[str]:
-    """Ingest, purge, build under the lock, all as of one instant; returns the names of the steps that failed."""
+    """Ingest, purge, build under the lock, all as of one instant; returns the names of the steps that failed.
+
+    `ingest` loads every source the config names and returns its summary line (the command line passes
+    ingest's `ingest_configured_sources`: operations do not reach into ingest)."""
     with nightly_lock(db):
         logger = logger_for(log_file or db.resolve().with_name(db.name + ".nightly.log"))
         logger.info("nightly run on %s as of %s", db, as_of, extra=DETAIL)
         started = time.perf_counter()
         steps = [
-            run_step("ingest", lambda: _ingest_step(db, config_file), logger),
+            run_step("ingest", ingest, logger),
             run_step("purge", lambda: _purge_step(db, as_of.day, archive_dir, config_file), logger),
             run_step("build", lambda: _build_step(db, as_of, logger, verbose), logger),
         ]

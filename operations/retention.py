@@ -30,6 +30,7 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.config_file import read_config_file
 from warehouse.errors import UserError
 from warehouse.pause_points import pause_point
 from warehouse.sql import quote, sql_literal
@@ -68,6 +69,35 @@ class PolicyResult:
 
 class PurgeTooLarge(UserError):
     """A delete policy would remove more than the allowed share of its table: nothing was touched."""
+
+
+PURGE_KEYS = {"max_share", "yes"}
+
+
+@dataclass(frozen=True)
+class PurgeSettings:
+    """The `[purge]` table of the nightly's config file."""
+
+    max_share: float | None = None  # None: the purge's default
+    confirmed: bool = False
+
+
+def read_purge_settings(file: Path | None) -> PurgeSettings:
+    """The `[purge]` table of a config file (nightly); defaults without one."""
+    if file is None:
+        return PurgeSettings()
+    table = read_config_file(file).get("purge", {})
+    if not isinstance(table, dict):
+        raise UserError(f"config file {file}: write [purge] as a table (max_share = 0.5, yes = false)")
+    extra = set(table) - PURGE_KEYS
+    if extra:
+        raise UserError(f"config file {file}, [purge]: unknown key(s) {', '.join(sorted(extra))}; use max_share, yes")
+    share, confirmed = table.get("max_share"), table.get("yes", False)
+    if share is not None and (isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1):
+        raise UserError(f"config file {file}, [purge]: max_share must be a number from 0 to 1, got {share!r}")
+    if not isinstance(confirmed, bool):
+        raise UserError(f"config file {file}, [purge]: yes must be true or false, got {confirmed!r}")
+    return PurgeSettings(None if share is None else float(share), confirmed)
 
 
 def read_policies(path: Path = POLICIES_CSV) -> list[Policy]:

@@ -21,15 +21,10 @@ from typing import Any
 
 import duckdb
 
-RAW_DATA_TABLES = (
-    "analyzer_events",
-    "session_feedback",
-    "turn_reactions",
-    "workspace_feedback",
-    "workspace_sessions",
-    "workspace_eval_runs",
-)
-RAW_TABLES = (*RAW_DATA_TABLES, "quarantine", "load_manifest")
+from warehouse.raw_tables import DATA_TABLES
+
+RAW_DATA_TABLES = tuple(DATA_TABLES)
+RAW_TABLES = (*RAW_DATA_TABLES, "quarantine", "load_manifest")  # what a load writes
 
 _DROP = object()
 
@@ -279,7 +274,7 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 
 def run_on_a_terminal(args: Sequence[Any], *, timeout: float = 600, stdout_too: bool = True) -> tuple[int, str]:
-    """`python -m ingest ARGS...` with stderr (and stdout, unless `stdout_too` is false: then a pipe) on a
+    """`python -m cli ARGS...` with stderr (and stdout, unless `stdout_too` is false: then a pipe) on a
     pseudo-terminal; (exit code, what reached the terminal)."""
     import pty
     import select
@@ -287,7 +282,7 @@ def run_on_a_terminal(args: Sequence[Any], *, timeout: float = 600, stdout_too: 
     controller, terminal = pty.openpty()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "ingest", *(str(a) for a in args)],
+            [sys.executable, "-m", "cli", *(str(a) for a in args)],
             stdout=terminal if stdout_too else subprocess.PIPE,
             stderr=terminal,
             stdin=subprocess.DEVNULL,
@@ -336,9 +331,9 @@ def kill_at(point: str, command: Sequence[Any], env: dict[str, str]) -> subproce
 
 
 def run_cli(*args: Any, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """`python -m ingest ARGS...` with pipes for stdout/stderr (so: not a terminal)."""
+    """`python -m cli ARGS...` with pipes for stdout/stderr (so: not a terminal)."""
     return subprocess.run(
-        [sys.executable, "-m", "ingest", *(str(a) for a in args)],
+        [sys.executable, "-m", "cli", *(str(a) for a in args)],
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
@@ -353,7 +348,7 @@ def ingest_ok(
 ) -> subprocess.CompletedProcess[str]:
     """`ingest ARGS...`, asserting success and no traceback.
 
-    With `fresh_process`, `python -m ingest` runs in a subprocess (where the CLI's own behaviour is tested:
+    With `fresh_process`, `python -m cli` runs in a subprocess (where the CLI's own behaviour is tested:
     pipes, exit codes, kills). Otherwise the same click command runs in this process, with its stdout and
     stderr captured (not terminals): the same code, without paying an interpreter start per load.
     """
@@ -362,7 +357,7 @@ def ingest_ok(
     else:
         from click.testing import CliRunner
 
-        from ingest.cli import cli
+        from cli.main import cli
 
         overrides: dict[str, str | None] = {"FEEDBACK_DB": None, **(env or {})}
         outcome = CliRunner(env=overrides).invoke(cli, ["ingest", *(str(a) for a in args)], catch_exceptions=False)

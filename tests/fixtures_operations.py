@@ -220,13 +220,13 @@ def ops_env(work: Path, **extra: str) -> dict[str, str]:
 
 
 def cli_command(*args: Any) -> list[str]:
-    return [sys.executable, "-m", "ingest", *(str(a) for a in args)]
+    return [sys.executable, "-m", "cli", *(str(a) for a in args)]
 
 
 def run_ops(
     *args: Any, env: dict[str, str], cwd: Path | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m ingest ARGS...` in a subprocess, stdout and stderr captured."""
+    """`python -m cli ARGS...` in a subprocess, stdout and stderr captured."""
     return subprocess.run(
         cli_command(*args),
         capture_output=True,

@@ -60,7 +60,7 @@ def test_the_cli_refuses_a_bad_as_of_in_one_line(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     duckdb.connect(str(db)).close()
     result = subprocess.run(
-        [sys.executable, "-m", "ingest", "purge", "--as-of", "yesterday", "--db", str(db)],
+        [sys.executable, "-m", "cli", "purge", "--as-of", "yesterday", "--db", str(db)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -125,7 +125,7 @@ def demo_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["demo-data", str(demo), "--as-of", "2026-11-15", "--scale", "0.2", "-q"],
         ["ingest", "--config", str(demo / "sources.toml"), "--db", str(db), "-q"],
     ):
-        subprocess.run([sys.executable, "-m", "ingest", *args], cwd=REPO, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "cli", *args], cwd=REPO, check=True, capture_output=True)
     return db
 
 
@@ -135,7 +135,7 @@ def test_equivalent_instants_give_identical_marts(
     demo_warehouse: Path, tmp_path: Path, through_cli: str, through_dbt: str
 ) -> None:
     built = subprocess.run(
-        [sys.executable, "-m", "ingest", "build", "--as-of", through_cli, "--db", str(demo_warehouse)],
+        [sys.executable, "-m", "cli", "build", "--as-of", through_cli, "--db", str(demo_warehouse)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -163,7 +163,7 @@ def test_a_future_as_of_is_refused_and_touches_nothing(tmp_path: Path, command: 
         con.execute("create table raw.marker as select 1 as kept")
     before = db.read_bytes()
     result = subprocess.run(
-        [sys.executable, "-m", "ingest", command, "--as-of", "2030-01-01", "--db", str(db)],
+        [sys.executable, "-m", "cli", command, "--as-of", "2030-01-01", "--db", str(db)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -181,7 +181,7 @@ def test_a_future_as_of_is_refused_and_touches_nothing(tmp_path: Path, command: 
 
 def test_today_as_a_date_is_not_the_future() -> None:
     """A date means the end of that day: today's date is accepted although its end is later than now."""
-    from ingest.cli import _parse_as_of
+    from cli.options import parse_cli_as_of as _parse_as_of
 
     today = dt.datetime.now(dt.UTC).date().isoformat()
     assert _parse_as_of(today).day.isoformat() == today

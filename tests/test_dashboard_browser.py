@@ -1,10 +1,10 @@
-"""The dashboard in a real browser: `python -m ingest dashboard` in a subprocess on the demo warehouse,
+"""The dashboard in a real browser: `python -m cli dashboard` in a subprocess on the demo warehouse,
 driven by Playwright with the system's chromium. Every page loads without a Streamlit exception, the eval
 matrix draws every cell, a click on a cell and a filter change update what is shown, a deep link works on a
 fresh server, and the dashboard stays open while another process writes the warehouse.
 
 Screenshots of every page go to tests/artifacts/ (git-ignored). Without chromium (or the playwright
-package) the tests are skipped locally and fail under CI=true, where a skip would hide a broken image.
+package) the tests are skipped locally (listed at the end of the run) and fail under CI (tests/fixtures_environment.py).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from fixtures_environment import unavailable
 from test_dashboard_support import (
     ARTIFACTS,
     PAGES,
@@ -48,9 +49,7 @@ VIEWPORT = {"width": 1500, "height": 1000}
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the CI image must provide it)")
-    pytest.skip(reason)
+    unavailable("browser", reason)
 
 
 @pytest.fixture(scope="module")
@@ -250,7 +249,7 @@ def test_dashboard_stays_open_while_ingest_writes_the_warehouse(page, demo: Demo
             )
         )
         ingest = subprocess.run(
-            [sys.executable, "-m", "ingest", "ingest", "analyzer", str(new_events), "--db", str(db), "-q"],
+            [sys.executable, "-m", "cli", "ingest", "analyzer", str(new_events), "--db", str(db), "-q"],
             cwd=ROOT,
             env=demo.env(db),
             capture_output=True,

@@ -66,7 +66,7 @@ class DemoWarehouse:
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = BUILD_TIMEOUT_S) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "ingest", *args],
+        [sys.executable, "-m", "cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -174,9 +174,9 @@ class DashboardServer:
 
 
 def start_dashboard(db: Path, env: dict[str, str], log: Path, timeout: float = 60) -> DashboardServer:
-    """`python -m ingest dashboard --port <free port> --db DB` in its own session; waits for /_stcore/health."""
+    """`python -m cli dashboard --port <free port> --db DB` in its own session; waits for /_stcore/health."""
     return start_streamlit(
-        lambda port: ["-m", "ingest", "dashboard", "--port", str(port), "--db", str(db)], env, log, timeout
+        lambda port: ["-m", "cli", "dashboard", "--port", str(port), "--db", str(db)], env, log, timeout
     )
 
 

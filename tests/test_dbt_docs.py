@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures_dbt import dbt_executable
 
+from operations.build import dbt_command
 from warehouse.connection import connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,12 +21,16 @@ def test_dbt_docs_generate(tmp_path: Path) -> None:
     connect(db).close()  # an empty warehouse with the raw schema
     env = {**os.environ, "FEEDBACK_DB": str(db), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     target = tmp_path / "target"
-    common = ["--project-dir", str(ROOT), "--profiles-dir", str(ROOT), "--target-path", str(target)]
     built = subprocess.run(
-        [dbt_executable(), "build", *common, "--exclude", "resource_type:test"], env=env, capture_output=True, text=True
+        dbt_command("build", "--exclude", "resource_type:test", work_dir=tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert built.returncode == 0, built.stdout[-4000:]
-    generated = subprocess.run([dbt_executable(), "docs", "generate", *common], env=env, capture_output=True, text=True)
+    generated = subprocess.run(
+        dbt_command("docs", "generate", work_dir=tmp_path), env=env, capture_output=True, text=True
+    )
     assert generated.returncode == 0, generated.stdout[-4000:]
     manifest = json.loads((target / "manifest.json").read_text())
     catalog = json.loads((target / "catalog.json").read_text())

@@ -31,9 +31,9 @@ from typing import Any
 
 import duckdb
 import pytest
-from fixtures_dbt import dbt_executable
 
 from ingest.demo_data import TENANTS, demo_tenant_id
+from operations.build import dbt_command
 
 pytestmark = pytest.mark.slow
 
@@ -81,24 +81,7 @@ def run(command: list[str], *, env: dict[str, str] | None = None) -> None:
 def build_marts(warehouse: Path, work_dir: Path, as_of: str) -> None:
     """dbt build of the selected marts and their parents (cautious: only tests whose parents are all built)."""
     run(
-        [
-            dbt_executable(),
-            "build",
-            "--project-dir",
-            str(REPO),
-            "--profiles-dir",
-            str(REPO),
-            "--target-path",
-            str(work_dir / "target"),
-            "--log-path",
-            str(work_dir / "logs"),
-            "--vars",
-            json.dumps({"as_of": as_of}),
-            "--indirect-selection",
-            "cautious",
-            "--select",
-            *SELECTED,
-        ],
+        dbt_command("build", "--indirect-selection", "cautious", "--select", *SELECTED, as_of=as_of, work_dir=work_dir),
         env={"FEEDBACK_DB": str(warehouse)},
     )
 
@@ -275,10 +258,8 @@ def add_eval_edge_cases(warehouse: Path) -> EdgeCases:
 def ingested(tmp_path_factory: pytest.TempPathFactory) -> Ingested:
     root = tmp_path_factory.mktemp("marts_evals")
     demo, warehouse = root / "demo", root / "ingested.duckdb"
-    run([sys.executable, "-m", "ingest", "demo-data", str(demo), "--as-of", DEMO_AS_OF])
-    run(
-        [sys.executable, "-m", "ingest", "ingest", "--config", str(demo / "sources.toml"), "--db", str(warehouse), "-q"]
-    )
+    run([sys.executable, "-m", "cli", "demo-data", str(demo), "--as-of", DEMO_AS_OF])
+    run([sys.executable, "-m", "cli", "ingest", "--config", str(demo / "sources.toml"), "--db", str(warehouse), "-q"])
     return Ingested(warehouse, add_eval_edge_cases(warehouse))
 
 

@@ -21,11 +21,11 @@ from typing import Any
 
 import duckdb
 import pytest
-from fixtures_dbt import dbt_executable
 from statsmodels.stats.multitest import multipletests
 from test_statistics_oracle import round_like_the_marts, wilson_oracle, z_test_oracle
 
 from ingest.demo_data import IMPROVING_SKILL, NEW_SKILL, WORSENING_SKILL
+from operations.build import dbt_command
 
 pytestmark = pytest.mark.slow
 
@@ -91,31 +91,16 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Demo data ingested and the feedback marts built, as of AS_OF."""
     work_dir = tmp_path_factory.mktemp("marts-feedback")
     demo_dir, db = work_dir / "demo", work_dir / "warehouse.duckdb"
-    cli = [sys.executable, "-m", "ingest"]
+    cli = [sys.executable, "-m", "cli"]
     run([*cli, "demo-data", str(demo_dir), "--as-of", AS_OF])
     run([*cli, "ingest", "--config", str(demo_dir / "sources.toml"), "--db", str(db), "-q"])
     selection = [f"+{mart}" for mart in FEEDBACK_MARTS] + ["analyzer_dimensions"]
     run(
-        [
-            dbt_executable(),
-            "build",
-            "--select",
-            *selection,
-            # Tests run only when every node they read is built: a staging test that
-            # also reads another area's model is left to the full build.
-            "--indirect-selection",
-            "cautious",
-            "--vars",
-            f"{{as_of: '{AS_OF}'}}",
-            "--project-dir",
-            str(REPO),
-            "--profiles-dir",
-            str(REPO),
-            "--target-path",
-            str(work_dir / "target"),
-            "--log-path",
-            str(work_dir / "logs"),
-        ],
+        # Tests run only when every node they read is built: a staging test that
+        # also reads another area's model is left to the full build.
+        dbt_command(
+            "build", "--select", *selection, "--indirect-selection", "cautious", as_of=AS_OF, work_dir=work_dir
+        ),
         env={**os.environ, "FEEDBACK_DB": str(db)},
     )
     return db

@@ -14,9 +14,11 @@ from typing import Any
 
 import duckdb
 import pytest
-from fixtures_dbt import dbt_executable, run_dbt
+from fixtures_dbt import run_dbt
 
-from warehouse.connection import RAW_TABLES, connect
+from operations.build import dbt_command
+from warehouse.connection import connect
+from warehouse.raw_tables import RAW_TABLES
 
 pytestmark = pytest.mark.slow
 
@@ -219,7 +221,7 @@ def test_primary_key_test_fails_on_a_duplicate_and_on_a_null(tmp_path: Path) -> 
         "      - name: clean\n        data_tests: [primary_key]\n"
     )
     result = subprocess.run(
-        [dbt_executable(), "build", "--project-dir", str(project), "--profiles-dir", str(project)],
+        dbt_command("build", project_dir=project),
         cwd=project,
         capture_output=True,
         text=True,
@@ -241,12 +243,10 @@ def test_primary_key_test_fails_on_a_duplicate_and_on_a_null(tmp_path: Path) -> 
 
 def test_feedback_analytics_build_leaves_the_unit_tests_to_the_test_suite(tmp_path: Path) -> None:
     """`feedback-analytics build` runs every model and data test but no unit test; `--unit-tests` adds them."""
-    from operations.build import dbt_command
-
     warehouse = new_warehouse(tmp_path)
     target = tmp_path / "target"
     result = subprocess.run(
-        [sys.executable, "-m", "ingest", "build", "--db", str(warehouse), "--", "--target-path", str(target), "-q"],
+        [sys.executable, "-m", "cli", "build", "--db", str(warehouse), "--", "--target-path", str(target), "-q"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -259,8 +259,8 @@ def test_feedback_analytics_build_leaves_the_unit_tests_to_the_test_suite(tmp_pa
     )
     assert kinds["model"] > 40 and kinds["test"] > 200
     assert kinds["unit_test"] == 0
-    assert "unit_test" in dbt_command(None, [])
-    assert "unit_test" not in dbt_command(None, [], unit_tests=True)
+    assert "unit_test" in dbt_command("build", unit_tests=False)
+    assert "unit_test" not in dbt_command("build")
 
 
 def test_build_on_a_terminal_shows_progress_not_dbt_output(tmp_path: Path) -> None:

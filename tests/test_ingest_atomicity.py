@@ -58,7 +58,7 @@ def test_a_killed_load_changes_nothing_and_can_be_rerun(tmp_path: Path) -> None:
     _write_big_file(big, BIG_EVENTS)
 
     # killed with every row written and the manifest row inserted, just before the commit
-    kill_at("load-before-commit", [sys.executable, "-m", "ingest", "ingest", "analyzer", big, "--db", db], cli_env())
+    kill_at("load-before-commit", [sys.executable, "-m", "cli", "ingest", "analyzer", big, "--db", db], cli_env())
 
     assert snapshot(db) == before, "no row of the killed load is visible, nothing else changed"
     assert manifest(db) == [small_load]

@@ -15,7 +15,7 @@ AS_OF = "2026-11-01"
 
 def cli(*args: str | Path, env: dict[str, str]) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "ingest", *map(str, args)], capture_output=True, text=True, env=env, check=False
+        [sys.executable, "-m", "cli", *map(str, args)], capture_output=True, text=True, env=env, check=False
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 

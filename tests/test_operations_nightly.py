@@ -1,8 +1,8 @@
 """`nightly`: ingest every configured source, purge, build; one lock; a summary line per step; a log file.
 
-Real processes throughout: `python -m ingest nightly` in subprocesses on a small
+Real processes throughout: `python -m cli nightly` in subprocesses on a small
 demo data set (so the real `dbt build` runs and passes), the Streamlit dashboard
-started with `python -m ingest dashboard`. Four runs go through the build: two
+started with `python -m cli dashboard`. Four runs go through the build: two
 overlapping runs (the second refused at once), a run with a PostgreSQL source
 down, a run while the dashboard is open, and a run that starts while a
 dashboard query holds the warehouse; a killed run shows the lock dies with it.

@@ -44,7 +44,7 @@ FLOAT_TOLERANCE = 1e-12
 
 def cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
-        [sys.executable, "-m", "ingest", *args, "--db", str(db)],
+        [sys.executable, "-m", "cli", *args, "--db", str(db)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -112,7 +112,7 @@ def purged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("purge-keeps-numbers")
     demo, db = work / "demo", work / "warehouse.duckdb"
     subprocess.run(
-        [sys.executable, "-m", "ingest", "demo-data", str(demo), "--as-of", DEMO_DAY, "--scale", "0.3", "-q"],
+        [sys.executable, "-m", "cli", "demo-data", str(demo), "--as-of", DEMO_DAY, "--scale", "0.3", "-q"],
         cwd=REPO,
         check=True,
         capture_output=True,

@@ -29,12 +29,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from fixtures_dbt import dbt_executable
 from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
 from dashboards import stats
+from operations.build import dbt_command
 
 REPO = Path(__file__).resolve().parents[1]
 ANALYZER_YAML = REPO / "models" / "marts" / "analyzer" / "_analyzer__models.yml"
@@ -100,21 +100,7 @@ def z_grid() -> list[float]:
 def compile_inline(sql: str, tmp_path: Path) -> str:
     """The SQL after dbt rendered the project's macros in it."""
     result = subprocess.run(
-        [
-            dbt_executable(),
-            "compile",
-            "--inline",
-            sql,
-            "--quiet",
-            "--project-dir",
-            str(REPO),
-            "--profiles-dir",
-            str(REPO),
-            "--target-path",
-            str(tmp_path / "target"),
-            "--log-path",
-            str(tmp_path / "logs"),
-        ],
+        dbt_command("compile", "--inline", sql, "--quiet", work_dir=tmp_path),
         cwd=REPO,
         env={**os.environ, "FEEDBACK_DB": str(tmp_path / "compile.duckdb")},
         capture_output=True,

@@ -3,7 +3,8 @@
 Each contract lists the fields the ingest keeps for one raw table: where a
 field sits in the upstream record (JSON path, first present path wins), its
 type and the checks it must pass. Anything not listed is ignored and never
-stored. `ingest.validation` turns a contract into one SQL statement.
+stored. `ingest.validation` turns a contract into one SQL statement;
+`warehouse.raw_tables` turns it into the raw table the statement fills.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class Field:
     allowed_values: tuple[int, ...] = ()  # for versions: anything else is unsupported
     # free text: any JSON value is kept as its text (read as VARCHAR: long strings are not parsed twice)
     free_text: bool = False
+    # the raw column's SQL type when it is not the kind's usual one (warehouse/raw_tables.py)
+    storage_type: str | None = None
 
     @property
     def json_paths(self) -> tuple[tuple[str, ...], ...]:
@@ -130,6 +133,7 @@ SESSION_FEEDBACK = Contract(
             "int",
             default_sql="1",
             allowed_values=SUPPORTED_SESSION_SCHEMA_VERSIONS,
+            storage_type="integer",
         ),
         Field("insertion_order", "int"),
         # upstream's retention key; a JSONL export may leave it out
@@ -262,3 +266,6 @@ WORKSPACE_CONTRACTS = {
     "sessions": WORKSPACE_SESSIONS,
     "eval_runs": WORKSPACE_EVAL_RUNS,
 }
+
+# every contract, in the order of the raw tables: one raw table each
+CONTRACTS = (ANALYZER_EVENTS, SESSION_FEEDBACK, TURN_REACTIONS, *WORKSPACE_CONTRACTS.values())

@@ -10,3 +10,7 @@ class UserError(Exception):
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class WarehouseLocked(UserError):
+    """Another process held the warehouse file longer than we were willing to wait."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from ingest.load import LoadOptions, LoadResult
 from ingest.progress import LoadProgress
+from warehouse.errors import UserError
 
 
 def ingest_source(
@@ -32,3 +33,38 @@ def ingest_source(
         "workspace": ingest_workspace,
     }
     return readers[section](con, path, dsn, LoadOptions(), progress)
+
+
+def ingest_configured_sources(db: Path, config_file: Path | None) -> str:
+    """Every source a config file names, unattended (the nightly's ingest step): each load is atomic and a
+    failing source does not stop the others; returns the summary line, or raises it with the failures."""
+    from ingest.config import read_config
+    from ingest.load import unusable_inputs
+    from warehouse.connection import connect
+
+    if config_file is None:
+        return "skipped: no --config given"
+    entries = read_config(config_file)
+    results, failures = [], []
+    con = connect(db)
+    try:
+        for entry in entries:  # each load is atomic: a failing source does not stop the others
+            try:
+                loaded = ingest_source(
+                    con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, LoadProgress(enabled=False)
+                )
+            except UserError as exc:
+                failures.append(f"{entry.section}: {exc}")
+                continue
+            results += loaded
+            failures += [f"{entry.section}: {line}" for line in unusable_inputs(con, loaded)]
+    finally:
+        con.close()
+    counts = (
+        f"{len(results)} input(s): read {sum(r.rows_read for r in results):,}, "
+        f"landed {sum(r.loaded for r in results):,}, quarantined {sum(r.quarantined for r in results):,}, "
+        f"duplicates {sum(r.duplicates for r in results):,}, {sum(r.skipped for r in results)} unchanged"
+    )
+    if failures:
+        raise UserError(counts + "; " + "; ".join(failures))
+    return counts

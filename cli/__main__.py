@@ -1,0 +1,5 @@
+"""`python -m cli` is the `feedback-analytics` console script."""
+
+from cli.main import main
+
+main()

@@ -1,0 +1,205 @@
+"""`feedback-analytics build`, `purge`, `forget` and `nightly`: what runs on the warehouse after ingest.
+
+Each command parses its options, resolves the warehouse once and hands the
+work to `operations/` (docs/operations.md has the safety rules).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli.options import archive_option, db_option, existing_warehouse, parse_cli_as_of, warehouse_file
+from ingest.sources import ingest_configured_sources
+from operations.build import build_showing_progress, last_build_as_of
+from operations.erasure import describe_result, erase, rewrite_warehouse
+from operations.erasure_verification import verify
+from operations.nightly import run_nightly
+from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies
+from warehouse.connection import connect
+from warehouse.errors import UserError
+from warehouse.location import refuse_what_is_no_warehouse
+
+
+@click.command("build", context_settings={"ignore_unknown_options": True})
+@click.option(
+    "--as-of",
+    "as_of",
+    default=None,
+    help="Report as of this date (its end, UTC) or ISO-8601 timestamp (any offset; default: now).",
+)
+@click.option(
+    "--unit-tests/--no-unit-tests",
+    default=False,
+    help="Also run the dbt unit tests (they check the SQL on fixed rows, not the data; the test suite runs them).",
+)
+@db_option
+@click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
+def build(as_of: str | None, unit_tests: bool, db: str | None, dbt_args: tuple[str, ...]) -> None:
+    """Run `dbt build` on the warehouse with the project's profile and vars (extra args go to dbt)."""
+    instant = parse_cli_as_of(as_of)
+    path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` first")
+    refuse_what_is_no_warehouse(path)
+    code = build_showing_progress(path, instant.dbt_var, list(dbt_args), unit_tests=unit_tests)
+    if code != 0:
+        raise UserError(f"dbt build failed (exit {code}): see the dbt output above")
+
+
+@click.command("purge")
+@click.option(
+    "--as-of",
+    "as_of",
+    default=None,
+    help="Apply the policies as of this date or ISO-8601 timestamp (its UTC day; default: today, UTC).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Only print what each policy would do; the warehouse is opened read-only."
+)
+@click.option(
+    "--yes",
+    "confirmed",
+    is_flag=True,
+    help="Purge even when a policy would delete more than --max-share of its table (a first purge of a long backlog).",
+)
+@click.option(
+    "--max-share",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="A delete policy removing more than this share of its table's rows stops the purge first (default: 0.5).",
+)
+@archive_option
+@db_option
+def purge(
+    as_of: str | None,
+    dry_run: bool,
+    confirmed: bool,
+    max_share: float | None,
+    archive_dir: Path | None,
+    db: str | None,
+) -> None:
+    """Apply the retention policies (seeds/retention_policies.csv) to the raw tables."""
+    day = parse_cli_as_of(as_of).day
+    path = existing_warehouse(db, missing="nothing to purge")
+    con = connect(path, read_only=dry_run)
+    try:
+        results = Purge(
+            con,
+            day,
+            archive_dir or default_archive_dir(path),
+            dry_run,
+            max_share=DEFAULT_MAX_SHARE if max_share is None else max_share,
+            confirmed=confirmed,
+        ).run(read_policies())
+    finally:
+        con.close()
+    for line in purge_lines(results, dry_run):
+        click.echo(line)
+
+
+def purge_lines(results: list[Any], dry_run: bool) -> list[str]:
+    """One line per policy: rows moved to the archive, deleted from the table, deleted from the archive."""
+    moved, deleted = ("would move", "would delete") if dry_run else ("moved", "deleted")
+    lines = []
+    for r in results:
+        cutoff = "never purged" if r.cutoff is None else f"before {r.cutoff}"
+        where = f" -> {r.archive_uri}" if r.archive_uri else ""
+        lines.append(
+            f"{r.policy:<24} raw.{r.table:<20} {cutoff:<18} {moved} {r.archived:,} to the archive, "
+            f"{deleted} {r.deleted:,} from the table and {r.deleted_from_archive:,} from the archive{where}"
+        )
+    return lines
+
+
+@click.command("forget")
+@click.option("--user-id", required=True, help="The user id to erase everywhere.")
+@click.option("--dry-run", is_flag=True, help="Only count what would be erased.")
+@click.option("--no-build", is_flag=True, help="Do not rebuild the marts afterwards.")
+@db_option
+def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
+    """Erase one user from every raw table and the analyzer archive, rebuild, rewrite the file so that none of
+    the id's bytes remain, verify; audit by hash, never the id in clear (docs/operations.md)."""
+    if not user_id.strip():
+        raise click.BadParameter("must not be empty", param_hint="--user-id")
+    path = existing_warehouse(db, missing="nothing to erase")
+    con = connect(path, read_only=dry_run)  # a dry run writes nothing
+    try:
+        result = erase(con, user_id, dry_run=dry_run, archive_dir=default_archive_dir(path))
+    finally:
+        con.close()
+    for line in describe_result(result, dry_run=dry_run):
+        click.echo(line)
+    if result.matched_nothing:
+        click.echo(
+            f"no row matched the id {user_id!r}: nothing {'would be' if dry_run else 'was'} erased "
+            "(ids match exactly, case included; check the id)"
+        )
+    if dry_run:
+        click.echo(f"a real run records the request in raw.erasure_log as sha256 {result.user_id_sha256}")
+    else:
+        click.echo(f"request recorded in raw.erasure_log as sha256 {result.user_id_sha256}")
+    failure = None
+    if not dry_run and not no_build:  # also when nothing matched now: an earlier --no-build may have left models
+        as_of = last_build_as_of(path)  # the report keeps its as-of: an erasure is no reason to move it
+        click.echo(f"rebuilding the marts as of {as_of or 'now (no earlier build recorded)'}")
+        code = build_showing_progress(path, as_of)
+        if code != 0:
+            failure = f"rows erased, but the rebuild failed (exit {code}): run `feedback-analytics build`, then forget"
+    if dry_run:
+        click.echo(f"would rewrite {path} ({path.stat().st_size:,} bytes) so that no freed block keeps erased bytes")
+    else:
+        rewrite = rewrite_warehouse(path)
+        click.echo(
+            f"rewrote {rewrite.path}: {rewrite.bytes_before:,} -> {rewrite.bytes_after:,} bytes in "
+            f"{rewrite.seconds:.1f} s (a fresh copy: no freed block keeps erased bytes)"
+        )
+    remaining = verify(path, user_id, result.archive_files)
+    click.echo("verification (every column and archive file decoded again in Python), rows still carrying the id:")
+    for where, count in remaining.items():
+        click.echo(f"  {where:<44} {count}")
+    held = [where for where, count in remaining.items() if count]
+    if not dry_run and held:
+        if any(where.startswith(("raw.", "archive.")) for where in held) or not no_build:
+            failure = failure or f"the id is still in {', '.join(held)}: see the verification above"
+        else:
+            click.echo(
+                "the dbt-built tables still hold the id (--no-build): run `feedback-analytics build`, "
+                "then forget again so that the rewritten file holds none of its bytes",
+                err=True,
+            )
+    if failure:
+        raise UserError(failure)
+
+
+@click.command("nightly")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), help="Sources to ingest (TOML).")
+@click.option(
+    "--as-of", "as_of", default=None, help="Purge and build as of this date or ISO-8601 timestamp (default: now, UTC)."
+)
+@click.option("--log-file", type=click.Path(dir_okay=False, path_type=Path), help="Default: <db>.nightly.log.")
+@click.option("--verbose", "-v", is_flag=True, help="Also show dbt's output live (it always goes to the log file).")
+@archive_option
+@db_option
+def nightly(
+    config_file: Path | None,
+    as_of: str | None,
+    log_file: Path | None,
+    verbose: bool,
+    archive_dir: Path | None,
+    db: str | None,
+) -> None:
+    """Ingest every configured source, purge, build: one lock, one summary line per step, a log file."""
+    instant = parse_cli_as_of(as_of)
+    path = warehouse_file(db)
+    failed = run_nightly(
+        path,
+        config_file,
+        instant,
+        log_file,
+        archive_dir,
+        ingest=lambda: ingest_configured_sources(path, config_file),
+        verbose=verbose,
+    )
+    if failed:
+        raise UserError(f"nightly step(s) failed: {', '.join(failed)} (see the log)")

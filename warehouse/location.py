@@ -1,0 +1,49 @@
+"""Where the warehouse file is, and whether a path can be one.
+
+Every part resolves the file the same way: `--db PATH`, else the
+`FEEDBACK_DB` environment variable, else `./feedback.duckdb` (dbt's
+`profiles.yml` reads the same variable; the command line exports it to dbt
+and to the dashboard).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from warehouse.errors import UserError
+
+DEFAULT_DB = "feedback.duckdb"
+
+# DuckDB names a database after its file (raw.duckdb -> "raw"); a name that is also one of the warehouse's
+# schemas (or one of DuckDB's own catalogs) makes every `raw.<table>` ambiguous.
+RESERVED_DB_NAMES = frozenset({"raw", "main", "staging", "intermediate", "marts", "seeds", "memory", "system", "temp"})
+
+# A DuckDB database file carries these bytes at offset 8 (DuckDB's storage header).
+DUCKDB_MAGIC = b"DUCK"
+
+
+def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
+    """`--db`, else `FEEDBACK_DB`, else `./feedback.duckdb`; refuses a file named like a schema."""
+    path = Path(db or os.environ.get("FEEDBACK_DB") or DEFAULT_DB)
+    name = path.name.split(".")[0].lower()
+    if name in RESERVED_DB_NAMES:
+        raise UserError(
+            f"warehouse file name {path.name!r} clashes with the schema or catalog {name!r}: "
+            "DuckDB names the database after the file; choose another name, e.g. feedback.duckdb"
+        )
+    return path
+
+
+def refuse_what_is_no_warehouse(path: Path) -> None:
+    """A folder, or an existing file that is not a DuckDB database (a CSV, an export given to --db by mistake)."""
+    if path.is_dir():
+        raise UserError(f"--db {path} is a folder: give the warehouse file, e.g. {path / DEFAULT_DB}")
+    if path.is_file() and path.stat().st_size > 0:
+        with path.open("rb") as handle:
+            header = handle.read(12)
+        if header[8:12] != DUCKDB_MAGIC:
+            raise UserError(
+                f"--db {path} is not a DuckDB warehouse (no DuckDB header): give the warehouse file, "
+                "or a new file name to create one"
+            )
