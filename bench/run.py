@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the throwaway PostgreSQL server of the test suite
 
-from ingest.demo_data import write_analyzer_jsonl  # noqa: E402
+from demo import write_analyzer_jsonl  # noqa: E402
 from warehouse.contracts import ANALYZER_EVENTS  # noqa: E402
 
 PYTHON = sys.executable

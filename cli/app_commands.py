@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from cli.options import db_option, parse_cli_as_of, quiet_option, warehouse_file
-from ingest.demo_data import generate
+from demo import generate
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import duckdb
 
+from demo.session_feedback import SESSION_FEEDBACK_DDL
+from warehouse.contracts import FEEDBACK_RATINGS, OUTCOMES, REACTIONS, SESSION_LABELS, SESSION_SOURCES
 from warehouse.raw_tables import DATA_TABLES
 
 RAW_DATA_TABLES = tuple(DATA_TABLES)
@@ -55,7 +57,7 @@ def analyzer_event(n: int = 0, *, drop: Sequence[str] = (), **overrides: Any) ->
         "session_id": f"session-{n}",
         "skill_id": skill,
         "invocation_uuid": invocation,
-        "outcome": ("correction", "partial", "acceptance")[n % 3],
+        "outcome": OUTCOMES[n % 3],
         "confidence": 0.75,
         "correction_type": ("rejection", "partial", None)[n % 3],
         "user_message_snippet": f"no, use the other function ({n})",
@@ -73,29 +75,15 @@ def session_record(n: int = 0, *, drop: Sequence[str] = (), **overrides: Any) ->
         "session_id_opaque": hex_id(f"thread-{n}"),
         "user_id_or_null": f"user-{n % 4}" if n % 5 else None,
         "recorded_at": f"2026-05-{1 + n % 28:02d}T09:30:00.123456Z",
-        "label": ("positive", "negative", "skip")[n % 3],
+        "label": SESSION_LABELS[n % 3],
         "turn_count_at_end": n % 7,
-        "source": ("cli_end", "cli_exit", "api_end")[n % 3],
+        "source": SESSION_SOURCES[n % 3],
         "schema_version": 1,
     }
     return _apply(record, overrides, drop)
 
 
-SESSION_SQLITE_DDL = """
-CREATE TABLE session_feedback (
-    insertion_order INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL,
-    session_id_opaque TEXT NOT NULL,
-    user_id_or_null TEXT,
-    recorded_at TEXT NOT NULL,
-    recorded_date TEXT NOT NULL,
-    label TEXT NOT NULL CHECK (label IN ('positive','negative','skip')),
-    turn_count_at_end INTEGER NOT NULL,
-    source TEXT NOT NULL CHECK (source IN ('cli_end','cli_exit','api_end')),
-    schema_version INTEGER NOT NULL DEFAULT 1,
-    value TEXT NOT NULL
-)
-"""
+SESSION_SQLITE_DDL = SESSION_FEEDBACK_DDL  # the legacy table as upstream created it
 
 SESSION_COLUMNS = (
     "id",
@@ -146,7 +134,7 @@ def reaction_payload(n: int = 0, *, drop: Sequence[str] = (), meta: dict[str, An
         "text": f"comment {n}",
         "confidence": 1.0,
         "ts": f"2026-05-{1 + n % 28:02d}T17:47:02.162904Z",
-        "reaction": ("ok", "not_ok", "neutral")[n % 3],
+        "reaction": REACTIONS[n % 3],
         "origin": "user",
     }
     body.update(reaction)
@@ -192,7 +180,7 @@ def workspace_feedback(n: int = 0, *, drop: Sequence[str] = (), **overrides: Any
         "id": uuid_for(n, "f"),
         "tenant_id": "tenant-a",
         "source_type": ("chat", "response", "tool")[n % 3],
-        "rating": ("positive", "negative", "neutral")[n % 3],
+        "rating": FEEDBACK_RATINGS[n % 3],
         "comment": f"feedback comment {n}",
         "session_id": uuid_for(n, "e"),
         "entity_id": None,

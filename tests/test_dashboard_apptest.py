@@ -34,6 +34,7 @@ from test_dashboard_support import (
 )
 
 from dashboards import data, stats
+from demo import IMPROVING_SKILL, NEW_SKILL, TENANTS
 
 pytestmark = pytest.mark.slow
 PAGE_IDS = [page.url_path for page in PAGES]
@@ -305,13 +306,13 @@ def test_skills_show_the_insufficient_data_state(use_warehouse, demo: DemoWareho
     db = copy_warehouse(demo.db, tmp_path / "thin.duckdb")
     with duckdb.connect(str(db)) as con:
         con.execute(
-            "update marts.skill_correction_rates set sample_size = 3, sufficient_data = false "
-            "where skill_id = 'api-designer'"
+            "update marts.skill_correction_rates set sample_size = 3, sufficient_data = false where skill_id = ?",
+            [NEW_SKILL],
         )
     use_warehouse(db)
     app = run_page(page("skills"))
     assert_no_exception(app)
-    assert any("Insufficient data" in warning.value and "api-designer" in warning.value for warning in app.warning)
+    assert any("Insufficient data" in warning.value and NEW_SKILL in warning.value for warning in app.warning)
 
 
 def plotly_figures(app: AppTest) -> dict[str, dict]:
@@ -384,7 +385,7 @@ def test_skills_show_q_values_and_significance_after_correction(use_warehouse, d
 
 def test_skill_events_show_snippets_only_when_ingested(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
     use_warehouse(demo.db)
-    with_snippets = run_page(page("skills"), skill="deslop")
+    with_snippets = run_page(page("skills"), skill=IMPROVING_SKILL)
     events = with_snippets.dataframe[-1].value
     assert "user_message_snippet" in events.columns
 
@@ -400,7 +401,7 @@ def test_skill_events_show_snippets_only_when_ingested(use_warehouse, demo: Demo
         for schema, table in tables:
             con.execute(f'update "{schema}"."{table}" set user_message_snippet = null')
     use_warehouse(db)
-    without = run_page(page("skills"), skill="deslop")
+    without = run_page(page("skills"), skill=IMPROVING_SKILL)
     assert_no_exception(without)
     assert "user_message_snippet" not in without.dataframe[-1].value.columns
     assert "No message snippets were ingested" in texts(without)
@@ -459,10 +460,7 @@ def test_tenant_satisfaction_adds_up_to_the_daily_mart(use_warehouse, demo: Demo
     use_warehouse(demo.db)
     start, end = dt.date(2026, 4, 1), dt.date(2026, 11, 1)
     everyone = data.reaction_satisfaction_daily(start, end, True, None, None)
-    per_tenant = [
-        data.reaction_satisfaction_daily(start, end, True, tenant, None)
-        for tenant in ("acme", "globex", "initech", "umbrella")
-    ]
+    per_tenant = [data.reaction_satisfaction_daily(start, end, True, tenant, None) for tenant in TENANTS]
     for column in ("ok", "not_ok", "neutral", "reactions"):
         assert sum(frame[column].sum() for frame in per_tenant) == everyone[column].sum()
 

@@ -32,7 +32,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from ingest.demo_data import TENANTS, demo_tenant_id
+from demo import TENANTS, demo_tenant_id
 from operations.build import dbt_command
 
 pytestmark = pytest.mark.slow
@@ -451,7 +451,7 @@ def test_every_cell_status_follows_the_definition(built: Built) -> None:
 def test_demo_matrix_statuses(built: Built) -> None:
     statuses = Counter(status for (status,) in built.query("select cell_status from marts.eval_matrix"))
     if built.as_of == as_of_instant(DEMO_AS_OF):
-        # ingest/demo_data.py CELL_PATTERNS: two cells regress on the latest run, one is fixed
+        # demo/workspace_evals.py CELL_PATTERNS: two cells regress on the latest run, one is fixed
         # on it, one flip-flops, one always fails; add_eval_edge_cases adds two passing cells
         # (the late golden and the one without a promotion date) and one with a running replay only.
         assert statuses == {"regressed": 2, "fixed": 1, "flaky": 1, "fail": 1, "pass": 69, "pending": 1}

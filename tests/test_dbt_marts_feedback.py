@@ -24,7 +24,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 from test_statistics_oracle import round_like_the_marts, wilson_oracle, z_test_oracle
 
-from ingest.demo_data import IMPROVING_SKILL, NEW_SKILL, WORSENING_SKILL
+from demo import IMPROVING_SKILL, NEW_SKILL, WORSENING_SKILL
 from operations.build import dbt_command
 
 pytestmark = pytest.mark.slow

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest import demo_data
-from ingest.demo_data import (
+from demo import (
     IMPROVING_SKILL,
     NEW_SKILL,
     TENANTS,
@@ -30,78 +29,31 @@ from ingest.demo_data import (
     generate,
     write_analyzer_jsonl,
 )
+from demo import reactions as demo_reactions
+from warehouse.contracts import (
+    ANALYZER_EVENTS,
+    CORRECTION_TYPES,
+    DIMENSIONS,
+    FEEDBACK_RATINGS,
+    FEEDBACK_SOURCE_TYPES,
+    FEEDBACK_STATUSES,
+    REACTIONS,
+    SESSION_FEEDBACK,
+    SESSION_SOURCES,
+    WORKSPACE_EVAL_RUNS,
+    WORKSPACE_FEEDBACK,
+    WORKSPACE_SESSIONS,
+)
 
 AS_OF = dt.date(2026, 5, 1)
 AS_OF_TS = dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
-ANALYZER_KEYS = [
-    "event_id",
-    "timestamp",
-    "session_id",
-    "skill_id",
-    "invocation_uuid",
-    "outcome",
-    "confidence",
-    "correction_type",
-    "user_message_snippet",
-    "turns_to_feedback",
-    "ai_tools_used",
-    "dimension_hint",
-]
-SESSION_FEEDBACK_KEYS = [
-    "id",
-    "session_id_opaque",
-    "user_id_or_null",
-    "recorded_at",
-    "label",
-    "turn_count_at_end",
-    "source",
-    "schema_version",
-]
-WORKSPACE_FEEDBACK_KEYS = [
-    "id",
-    "tenant_id",
-    "source_type",
-    "rating",
-    "comment",
-    "session_id",
-    "entity_id",
-    "agent_id",
-    "context",
-    "status",
-    "reviewed_by_agent_id",
-    "reviewed_by_user_id",
-    "reviewed_at",
-    "review_notes",
-    "created_by",
-    "created_at",
-]
-WORKSPACE_SESSION_KEYS = [
-    "id",
-    "tenant_id",
-    "agent_id",
-    "session_type",
-    "status",
-    "created_at",
-    "completed_at",
-    "metadata",
-]
-EVAL_RUN_KEYS = [
-    "id",
-    "tenant_id",
-    "name",
-    "set_name",
-    "agent_id",
-    "triggered_by",
-    "started_at",
-    "completed_at",
-    "golden_session_count",
-    "passed_count",
-    "failed_count",
-    "results",
-    "created_by",
-]
-DIMENSIONS = {"accuracy", "coverage", "reliability", "efficiency", "security", "trigger_quality", "unknown"}
+# Upstream's field order is the contracts' (the session feedback export leaves out the two SQLite-only fields).
+ANALYZER_KEYS = ANALYZER_EVENTS.columns
+SESSION_FEEDBACK_KEYS = [key for key in SESSION_FEEDBACK.columns if key not in ("insertion_order", "recorded_date")]
+WORKSPACE_FEEDBACK_KEYS = WORKSPACE_FEEDBACK.columns
+WORKSPACE_SESSION_KEYS = WORKSPACE_SESSIONS.columns
+EVAL_RUN_KEYS = WORKSPACE_EVAL_RUNS.columns
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 UUID5 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
@@ -344,7 +296,7 @@ def test_every_analyzer_line_is_a_complete_event_but_one_truncated_line(demo: De
             outcome = event["outcome"]
             if outcome == "correction":
                 assert event["confidence"] == 0.9
-                assert event["correction_type"] in ("rejection", "revert", "redo")
+                assert event["correction_type"] in set(CORRECTION_TYPES) - {"partial"}
                 assert event["dimension_hint"] in DIMENSIONS
             elif outcome == "partial":
                 assert event["confidence"] == 0.7
@@ -360,8 +312,8 @@ def test_every_analyzer_line_is_a_complete_event_but_one_truncated_line(demo: De
 def test_analyzer_vocabulary_is_varied(demo: Demo) -> None:
     events = list(all_analyzer_events(demo).values())
     assert len({e["skill_id"] for e in events}) >= 10
-    assert {e["dimension_hint"] for e in events} - {None} == DIMENSIONS
-    assert {e["correction_type"] for e in events} == {"rejection", "revert", "redo", "partial", None}
+    assert {e["dimension_hint"] for e in events} - {None} == set(DIMENSIONS)
+    assert {e["correction_type"] for e in events} == {*CORRECTION_TYPES, None}
     assert any(e["user_message_snippet"] == "" for e in events)
     assert any(e["ai_tools_used"] == [] for e in events)
     assert len({e["session_id"] for e in events}) < len(events)
@@ -456,7 +408,7 @@ def test_session_feedback_labels_surfaces_and_turns(demo: Demo) -> None:
     by_source: dict[str, Counter] = defaultdict(Counter)
     for record in records:
         by_source[record["source"]][record["label"]] += 1
-    assert set(by_source) == {"cli_end", "cli_exit", "api_end"}
+    assert set(by_source) == set(SESSION_SOURCES)
     positive_rates = {
         source: labels["positive"] / (labels["positive"] + labels["negative"]) for source, labels in by_source.items()
     }
@@ -505,7 +457,7 @@ def test_reaction_blobs_are_envelopes_with_the_documented_shape(demo: Demo) -> N
         assert tags[1:3] == [f"turn:{turn_id}", f"origin:{reaction['origin']}"]
         assert tags[3:] in ([], [f"track:{meta['track_id']}"])
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", reaction["ts"])
-        assert reaction["reaction"] in ("ok", "not_ok", "neutral", None)
+        assert reaction["reaction"] in (*REACTIONS, None)
         tenants[envelope["tenant"]].add(envelope["project"])
     assert len(tenants) >= 3 and all(len(projects) >= 2 for projects in tenants.values())
 
@@ -536,8 +488,8 @@ def test_reactions_cover_replacements_clears_machine_thresholds_and_legacy_tags(
 def test_many_reactions_go_to_an_export_beside_capped_blob_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(demo_data, "BLOB_FILES_ALL_UP_TO", 500)
-    monkeypatch.setattr(demo_data, "BLOB_FILE_CAP", 300)
+    monkeypatch.setattr(demo_reactions, "BLOB_FILES_ALL_UP_TO", 500)
+    monkeypatch.setattr(demo_reactions, "BLOB_FILE_CAP", 300)
     counts = generate(tmp_path, seed=1, scale=0.1, as_of=AS_OF)
     blobs = blob_paths(tmp_path)
     export, bad = read_jsonl(tmp_path / "reactions" / "reactions_export.jsonl")
@@ -556,9 +508,9 @@ def test_many_reactions_go_to_an_export_beside_capped_blob_files(
 def test_workspace_feedback_rows(demo: Demo) -> None:
     rows = workspace_rows(demo, "feedback")
     assert all(list(row) == WORKSPACE_FEEDBACK_KEYS for row in rows)
-    assert {row["source_type"] for row in rows} == {"chat", "response", "extraction", "tool", "session", "observation"}
-    assert {row["rating"] for row in rows} == {"positive", "negative", "neutral"}
-    assert {row["status"] for row in rows} == {"pending", "reviewed", "applied", "dismissed"}
+    assert {row["source_type"] for row in rows} == set(FEEDBACK_SOURCE_TYPES)
+    assert {row["rating"] for row in rows} == set(FEEDBACK_RATINGS)
+    assert {row["status"] for row in rows} == set(FEEDBACK_STATUSES)
     for row in rows:
         assert UUID4.fullmatch(row["id"]) and UUID5.fullmatch(row["tenant_id"])
         assert isinstance(row["context"], dict)

@@ -19,6 +19,8 @@ from fixtures_ingest import (
     write_jsonl,
 )
 
+from warehouse.contracts import OUTCOMES
+
 BIG_EVENTS = 50_000  # no race to win: the load stops itself before its commit
 
 
@@ -30,7 +32,6 @@ def _write_big_file(path: Path, n: int) -> None:
         '"correction_type": null, "user_message_snippet": "bulk event {i} with some text to make it longer", '
         '"turns_to_feedback": 2, "ai_tools_used": ["Read", "Edit", "Bash"], "dimension_hint": "accuracy"}}\n'
     )
-    outcomes = ("correction", "partial", "acceptance")
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         for i in range(n):
@@ -42,7 +43,7 @@ def _write_big_file(path: Path, n: int) -> None:
                     s=i // 10,
                     k=i % 40,
                     i=i,
-                    outcome=outcomes[i % 3],
+                    outcome=OUTCOMES[i % 3],
                 )
             )
 

@@ -11,7 +11,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-PYTHON_PATHS = [p for p in ("ingest", "operations", "dashboards", "tests", "bench") if (ROOT / p).exists()]
+PYTHON_PATHS = [
+    p
+    for p in ("warehouse", "cli", "demo", "ingest", "operations", "dashboards", "tests", "bench")
+    if (ROOT / p).exists()
+]
 
 
 def run(command: list[str], **env: str) -> subprocess.CompletedProcess[str]:

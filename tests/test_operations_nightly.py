@@ -38,7 +38,7 @@ from fixtures_operations import (
     wait_until,
 )
 
-from ingest.demo_data import write_analyzer_jsonl
+from demo import write_analyzer_jsonl
 
 pytestmark = pytest.mark.slow
 

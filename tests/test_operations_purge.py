@@ -54,7 +54,7 @@ from fixtures_operations import (
     write_sources,
 )
 
-from ingest.demo_data import write_analyzer_jsonl
+from demo import write_analyzer_jsonl
 
 S = cutoff("session_feedback")  # 2026-05-05
 A = cutoff("analyzer_events_archive")  # 2026-08-03

@@ -1,0 +1,83 @@
+"""The whole demo data set: every source under OUT, then OUT/sources.toml (`generate`).
+
+The layout of OUT is in the package's docstring (`demo/__init__.py`); each source's module
+says what it writes. Sources are written in a fixed order, each from its own random stream.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from demo.analyzer import write_analyzer_store
+from demo.common import Progress, TimeFrame, connect, stream
+from demo.reactions import write_reactions
+from demo.session_feedback import write_session_feedback
+from demo.sources_toml import write_sources_toml
+from demo.workspace import write_workspace
+
+HISTORY_DAYS = 200
+
+# Volumes at scale 1 (scaled linearly, with small floors so tiny scales stay meaningful).
+BASE_VOLUMES: dict[str, int] = {
+    "analyzer_events": 50_000,
+    "session_feedback": 20_000,
+    "turn_reactions": 25_000,
+    "workspace_feedback": 5_000,
+    "workspace_sessions": 3_000,
+}
+MIN_VOLUMES: dict[str, int] = {
+    "analyzer_events": 600,
+    "session_feedback": 800,
+    "turn_reactions": 300,
+    "workspace_feedback": 100,
+    "workspace_sessions": 60,
+}
+
+
+def _volumes(scale: float) -> dict[str, int]:
+    return {name: max(MIN_VOLUMES[name], round(base * scale)) for name, base in BASE_VOLUMES.items()}
+
+
+def generate(
+    out_dir: Path,
+    *,
+    seed: int = 42,
+    scale: float = 1.0,
+    as_of: dt.date,
+    progress: Progress | None = None,
+) -> dict[str, int]:
+    """Write every source under out_dir plus out_dir/sources.toml; return counts per source.
+
+    Counts are clean records after deduplication (bad records excluded), keyed
+    analyzer_events, session_feedback, turn_reactions, workspace_feedback,
+    workspace_sessions, workspace_eval_runs.
+    """
+    if scale <= 0:
+        raise ValueError(f"scale must be positive, got {scale}")
+    report = progress or (lambda _message: None)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    frame = TimeFrame(as_of=as_of, days=HISTORY_DAYS)
+    volumes = _volumes(scale)
+    con = connect()
+    try:
+        counts: dict[str, int] = {}
+        counts["analyzer_events"] = write_analyzer_store(
+            con, out_dir / "analyzer" / "feedback-store", volumes["analyzer_events"],
+            stream(seed, "analyzer"), frame, report,
+        )  # fmt: skip
+        counts["session_feedback"] = write_session_feedback(
+            con, out_dir / "session-feedback", volumes["session_feedback"],
+            stream(seed, "session_feedback"), frame, report,
+        )  # fmt: skip
+        counts["turn_reactions"], export_written = write_reactions(
+            con, out_dir / "reactions", volumes["turn_reactions"],
+            stream(seed, "reactions"), frame, report,
+        )  # fmt: skip
+        counts.update(write_workspace(con, out_dir / "workspace", volumes, stream(seed, "workspace"), frame, report))
+    finally:
+        con.close()
+    write_sources_toml(out_dir / "sources.toml", reactions_export=export_written)
+    report(f"wrote {out_dir / 'sources.toml'}")
+    return counts
