@@ -28,13 +28,14 @@ def dbt_command(
     project_dir: Path = PROJECT_DIR,
     work_dir: Path | None = None,
 ) -> list[str]:
-    """Every dbt command line of the project (builds, the tests' compiles and docs, the benchmarks): this
+    """Every dbt command line of the project (builds, the tests' compiles and docs, the benchmarks): `verb` as
+    dbt spells it (`build`, `docs generate`, `source freshness`), this
     project and its profiles.yml, `as_of` as the one dbt var, `work_dir` holding target/ and logs/.
 
     `unit_tests=False` leaves the unit tests out of a build: they check the SQL on fixed rows, not the
     warehouse's data, so a build of the warehouse skips them (dbt's advice for production runs); the test
     suite runs them."""
-    command = [dbt_executable(), verb, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
+    command = [dbt_executable(), *verb.split(), "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
     if as_of:
         command += ["--vars", json.dumps({"as_of": as_of})]
     if not unit_tests:

@@ -13,10 +13,18 @@ from operations.build import dbt_command
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _verb_and_arguments(command: list[str]) -> list[str]:
+    """["source", "freshness", "--select", "x"] -> ["source freshness", "--select", "x"]."""
+    words = 0
+    while words < len(command) and not command[words].startswith("-"):
+        words += 1
+    return [" ".join(command[:words]), *command[words:]]
+
+
 def run_dbt(command: list[str], *, warehouse: Path, work_dir: Path) -> subprocess.CompletedProcess[str]:
     """Run a dbt command against `warehouse`, keeping target/ and logs/ out of the repository."""
     return subprocess.run(
-        dbt_command(*command, work_dir=work_dir),
+        dbt_command(*_verb_and_arguments(command), work_dir=work_dir),
         cwd=REPO,
         env={**os.environ, "FEEDBACK_DB": str(warehouse)},
         capture_output=True,

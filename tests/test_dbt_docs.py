@@ -28,9 +28,7 @@ def test_dbt_docs_generate(tmp_path: Path) -> None:
         text=True,
     )
     assert built.returncode == 0, built.stdout[-4000:]
-    generated = subprocess.run(
-        dbt_command("docs", "generate", work_dir=tmp_path), env=env, capture_output=True, text=True
-    )
+    generated = subprocess.run(dbt_command("docs generate", work_dir=tmp_path), env=env, capture_output=True, text=True)
     assert generated.returncode == 0, generated.stdout[-4000:]
     manifest = json.loads((target / "manifest.json").read_text())
     catalog = json.loads((target / "catalog.json").read_text())
