@@ -72,7 +72,7 @@ lint: venv  ## ruff check + format check on the Python code, sqlfluff on the dbt
 	fi
 
 bench: venv  ## run the benchmarks (bench/run.py)
-	$(BIN)/python bench/run.py
+	$(BIN)/python -m bench.run
 
 # Generated files only: the warehouse (feedback.duckdb) may hold real data and
 # the venv is expensive to rebuild, so both stay; delete them by hand.

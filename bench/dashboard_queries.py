@@ -1,6 +1,6 @@
 """Time every dashboard page's data access on a warehouse: p50/p95/max over N loads, cache cleared each time.
 
-    .venv/bin/python bench/dashboard_queries.py [--db feedback.duckdb] [--loads 20] [--period 30] [--per-query]
+    .venv/bin/python -m bench.dashboard_queries [--db feedback.duckdb] [--loads 20] [--period 30] [--per-query]
 
 A "load" of a page runs the data-access calls the page makes with the
 sidebar's defaults (as of the marts' as-of day, 30 days, all tenants,
@@ -16,14 +16,12 @@ import argparse
 import datetime as dt
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 Call = tuple[str, Callable[[], Any]]
 

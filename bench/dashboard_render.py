@@ -1,6 +1,6 @@
 """Time every dashboard page in a real browser until it is fully rendered, side by side with a bare Streamlit page.
 
-    .venv/bin/python bench/dashboard_render.py --db <warehouse> [--loads 10]
+    .venv/bin/python -m bench.dashboard_render --db <warehouse> [--loads 10]
 
 Starts `python -m cli dashboard` on the warehouse and drives Debian's
 chromium through Playwright (the test suite's launch flags). A load ends when
@@ -32,19 +32,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench.dashboard_queries import p95
+from tests.support.dashboard import CHROMIUM, CHROMIUM_ARGS, IDLE, PAGES, VIEWPORT, start_dashboard, start_streamlit
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from test_dashboard_browser import CHROMIUM, CHROMIUM_ARGS, IDLE, VIEWPORT  # noqa: E402
-from test_dashboard_support import PAGES, start_dashboard, start_streamlit  # noqa: E402
-
-from bench.dashboard_queries import p95  # noqa: E402
 
 TIMEOUT_MS = 60_000
 BASELINE_APP = ROOT / "bench" / "render_baseline_app.py"

@@ -1,6 +1,6 @@
 """Benchmarks: our commands side by side with the bare baseline, in one run, on the same files.
 
-    .venv/bin/python bench/run.py [--events 1000000] [--memory-events 1000000,2500000,5000000]
+    .venv/bin/python -m bench.run [--events 1000000] [--memory-events 1000000,2500000,5000000]
                                   [--pg-rows 1000000] [--repeat 3] [--scale 100]
                                   [--only ingest,memory,postgres,analyzer-script,dbt,dashboard]
                                   [--dashboard-loads 20]
@@ -29,12 +29,10 @@ import textwrap
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))  # the throwaway PostgreSQL server of the test suite
+from demo import write_analyzer_jsonl
+from warehouse.contracts import ANALYZER_EVENTS
 
-from demo import write_analyzer_jsonl  # noqa: E402
-from warehouse.contracts import ANALYZER_EVENTS  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PYTHON = sys.executable
 CLI = [PYTHON, "-m", "cli"]
@@ -202,7 +200,7 @@ def bare_adbc(dsn: str, db: Path) -> list[str]:
 
 
 def bench_postgres(tmp: Path, rows: int, repeat: int) -> dict:
-    from conftest import start_postgres, stop_postgres  # the test suite's throwaway server
+    from tests.support.postgres import start_postgres, stop_postgres  # the test suite's throwaway server
 
     base = Path(tempfile.mkdtemp(prefix="feedback-bench-pg-"))
     os.chmod(base, 0o755)

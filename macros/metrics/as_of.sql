@@ -8,7 +8,7 @@
       to the microsecond.
     Events after it are ignored everywhere, so a past as_of reproduces a past
     report. `feedback-analytics build`, `purge` and `nightly` parse --as-of
-    the same way (ingest/as_of.py) and pass dbt the UTC instant.
+    the same way (warehouse/as_of.py) and pass dbt the UTC instant.
 #}
 {% macro as_of_timestamp() %}
     {%- set value = var('as_of', none) -%}

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures_ingest import (
+
+from tests.support.ingest import (
     RAW_DATA_TABLES,
     analyzer_event,
     append_jsonl,

@@ -23,11 +23,32 @@ from pathlib import Path
 
 import duckdb
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboards" / "app.py"
 ARTIFACTS = ROOT / "tests" / "artifacts"
 AS_OF = "2026-11-01"
 BUILD_TIMEOUT_S = 900
+
+
+# chromium as the browser tests and bench/dashboard_render.py drive it (Debian's package, never `playwright install`)
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1500, "height": 1000}
+# true once a page is idle: the script run is over, nothing is a placeholder or stale, every chart drawn
+IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.dataset.testScriptState !== 'notRunning') return false;
+    if (document.querySelector('[data-testid="stSkeleton"], [data-stale="true"]')) return false;
+    return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'));
+}"""
 
 
 @dataclass(frozen=True)

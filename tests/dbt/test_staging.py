@@ -17,13 +17,13 @@ from typing import Any
 
 import duckdb
 import pytest
-from fixtures_dbt import run_dbt
 
+from tests.support.dbt import run_dbt
 from warehouse.connection import connect
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LOADED_AT = datetime(2026, 6, 1, 0, 0, 0)
 LOAD_ID = "load-test"
 SOURCE_URI = "/hand/written.jsonl"

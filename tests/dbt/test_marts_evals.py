@@ -37,7 +37,7 @@ from operations.build import dbt_command
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 DEMO_AS_OF = "2026-11-01"
 # An instant before the demo's last two weekly eval runs (2026-10-24 and

@@ -4,13 +4,12 @@ matrix draws every cell, a click on a cell and a filter change update what is sh
 fresh server, and the dashboard stays open while another process writes the warehouse.
 
 Screenshots of every page go to tests/artifacts/ (git-ignored). Without chromium (or the playwright
-package) the tests are skipped locally (listed at the end of the run) and fail under CI (tests/fixtures_environment.py).
+package) the tests are skipped locally (listed at the end of the run) and fail under CI (tests/support/environment.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -19,11 +18,15 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from fixtures_environment import unavailable
-from test_dashboard_support import (
+
+from tests.support.dashboard import (
     ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    IDLE,
     PAGES,
     ROOT,
+    VIEWPORT,
     DashboardPage,
     DashboardServer,
     DemoWarehouse,
@@ -31,21 +34,11 @@ from test_dashboard_support import (
     demo_warehouse,
     start_dashboard,
 )
+from tests.support.environment import unavailable
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 LOAD_TIMEOUT_MS = 60_000
-VIEWPORT = {"width": 1500, "height": 1000}
 
 
 def _unavailable(reason: str) -> None:
@@ -100,14 +93,6 @@ def page(browser) -> Iterator[object]:
         yield opened
     finally:
         context.close()
-
-
-IDLE = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    if (!app || app.dataset.testScriptState !== 'notRunning') return false;
-    if (document.querySelector('[data-testid="stSkeleton"], [data-stale="true"]')) return false;
-    return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'));
-}"""
 
 
 def wait_until_idle(page) -> None:
@@ -237,9 +222,7 @@ def test_dashboard_stays_open_while_ingest_writes_the_warehouse(page, demo: Demo
         warehouse = next(p for p in PAGES if p.url_path == "warehouse")
         open_page(page, running, warehouse)
         before = _metric(page, "analyzer events")
-
-        sys.path.insert(0, str(ROOT / "tests"))
-        from fixtures_ingest import analyzer_event
+        from tests.support.ingest import analyzer_event
 
         new_events = tmp_path / "feedback.jsonl"
         new_events.write_text(

@@ -22,9 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixtures_dbt import REPO
-from fixtures_ingest import ingest_ok, query
-from fixtures_operations import (
+
+from demo import write_analyzer_jsonl
+from tests.support.dbt import REPO
+from tests.support.ingest import ingest_ok, query
+from tests.support.operations import (
     AS_OF,
     DATA_TABLES,
     POLICIES,
@@ -37,8 +39,6 @@ from fixtures_operations import (
     run_ops,
     wait_until,
 )
-
-from demo import write_analyzer_jsonl
 
 pytestmark = pytest.mark.slow
 

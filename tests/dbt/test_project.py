@@ -14,15 +14,15 @@ from typing import Any
 
 import duckdb
 import pytest
-from fixtures_dbt import run_dbt
 
 from operations.build import dbt_command
+from tests.support.dbt import run_dbt
 from warehouse.connection import connect
 from warehouse.raw_tables import RAW_TABLES
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # Natural key of every upstream table (warehouse/connection.py); the bookkeeping
 # tables (quarantine, load_manifest, purge_log) have none.
@@ -265,7 +265,7 @@ def test_feedback_analytics_build_leaves_the_unit_tests_to_the_test_suite(tmp_pa
 
 def test_build_on_a_terminal_shows_progress_not_dbt_output(tmp_path: Path) -> None:
     """On a terminal `feedback-analytics build` prints one progress line and dbt's summary, not dbt's raw log."""
-    from fixtures_ingest import run_on_a_terminal
+    from tests.support.ingest import run_on_a_terminal
 
     warehouse = new_warehouse(tmp_path)
     code, printed = run_on_a_terminal(

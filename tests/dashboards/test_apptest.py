@@ -21,7 +21,10 @@ import numpy as np
 import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
-from test_dashboard_support import (
+
+from dashboards import data, stats
+from demo import IMPROVING_SKILL, NEW_SKILL, TENANTS
+from tests.support.dashboard import (
     APP,
     PAGES,
     ROOT,
@@ -32,9 +35,6 @@ from test_dashboard_support import (
     empty_warehouse,
     never_built_warehouse,
 )
-
-from dashboards import data, stats
-from demo import IMPROVING_SKILL, NEW_SKILL, TENANTS
 
 pytestmark = pytest.mark.slow
 PAGE_IDS = [page.url_path for page in PAGES]
@@ -430,7 +430,7 @@ def test_eval_cell_drill_down_follows_the_chosen_cell(use_warehouse, demo: DemoW
 # -- the page aggregates agree with the marts ----------------------------------------------------------------
 def test_wilson_interval_matches_the_marts(use_warehouse, demo: DemoWarehouse) -> None:
     """The page's re-aggregated intervals agree with the marts' (both are checked against statsmodels in
-    tests/test_statistics_oracle.py); a month of demo data has a row per day."""
+    tests/dbt/test_statistics_oracle.py); a month of demo data has a row per day."""
     use_warehouse(demo.db)
     daily = data.session_feedback_daily(dt.date(2026, 10, 1), dt.date(2026, 11, 1), True)
     assert len(daily) >= 20, "too few rows: the comparison would prove little"

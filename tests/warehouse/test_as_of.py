@@ -16,8 +16,8 @@ from typing import Any
 
 import duckdb
 import pytest
-from fixtures_dbt import REPO, assert_same_rows, run_dbt
 
+from tests.support.dbt import REPO, assert_same_rows, run_dbt
 from warehouse.as_of import AsOfError, parse_as_of
 
 # typed value -> the UTC instant it means (worked out by hand)

@@ -12,7 +12,7 @@ import pytest
 from operations.build import dbt_command
 from warehouse.connection import connect
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow

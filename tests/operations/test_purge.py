@@ -20,8 +20,10 @@ from typing import Any
 
 import duckdb
 import pytest
-from fixtures_ingest import append_jsonl, ingest_ok, kill_at, parse_report, snapshot
-from fixtures_operations import (
+
+from demo import write_analyzer_jsonl
+from tests.support.ingest import append_jsonl, ingest_ok, kill_at, parse_report, snapshot
+from tests.support.operations import (
     AS_OF,
     DATA_TABLES,
     POLICIES,
@@ -53,8 +55,6 @@ from fixtures_operations import (
     write_bulk_sessions,
     write_sources,
 )
-
-from demo import write_analyzer_jsonl
 
 S = cutoff("session_feedback")  # 2026-05-05
 A = cutoff("analyzer_events_archive")  # 2026-08-03

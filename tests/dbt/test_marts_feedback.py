@@ -1,7 +1,7 @@
 """End to end: the feedback marts (analyzer, session feedback, turn reactions) on the demo
 warehouse agree with the metric definitions of DESIGN.md recomputed here in plain Python
 from the raw tables, and their statistics (Wilson intervals, z-tests, p- and q-values) agree
-on every row with statsmodels (tests/test_statistics_oracle.py has the oracle).
+on every row with statsmodels (tests/dbt/test_statistics_oracle.py has the oracle).
 
 One module-scoped warehouse: demo data as of AS_OF, ingested with the CLI, then
 `dbt build` of the marts and everything upstream of them (models, seeds, data tests and
@@ -22,14 +22,14 @@ from typing import Any
 import duckdb
 import pytest
 from statsmodels.stats.multitest import multipletests
-from test_statistics_oracle import round_like_the_marts, wilson_oracle, z_test_oracle
 
 from demo import IMPROVING_SKILL, NEW_SKILL, WORSENING_SKILL
 from operations.build import dbt_command
+from tests.dbt.test_statistics_oracle import round_like_the_marts, wilson_oracle, z_test_oracle
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 AS_OF = "2026-11-01"
 # A date as_of means the end of that day (macros/metrics/as_of.sql).
 AS_OF_TS = dt.datetime(2026, 11, 1, 23, 59, 59, 999999)

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures_ingest import (
+
+from tests.support.ingest import (
     analyzer_event,
     assert_counts_add_up,
     cli_env,

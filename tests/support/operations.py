@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from fixtures_ingest import (
+
+from tests.support.ingest import (
     analyzer_event,
     cli_env,
     eval_run,

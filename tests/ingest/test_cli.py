@@ -10,7 +10,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from fixtures_ingest import (
+
+from tests.support.ingest import (
     analyzer_event,
     cli_env,
     count,

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures_ingest import (
+
+from tests.support.ingest import (
     analyzer_event,
     conv_row,
     count,

@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures_ingest import (
+
+from tests.support.ingest import (
     analyzer_event,
     cli_env,
     count,
@@ -18,7 +19,6 @@ from fixtures_ingest import (
     snapshot,
     write_jsonl,
 )
-
 from warehouse.contracts import OUTCOMES
 
 BIG_EVENTS = 50_000  # no race to win: the load stops itself before its commit

@@ -36,7 +36,7 @@ from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 from dashboards import stats
 from operations.build import dbt_command
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ANALYZER_YAML = REPO / "models" / "marts" / "analyzer" / "_analyzer__models.yml"
 TREND_WINDOW_DAYS = 30  # dbt_project.yml default, not overridden by the unit tests
 LOOKBACK_DAYS = 90

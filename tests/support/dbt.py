@@ -10,7 +10,7 @@ from typing import Any
 
 from operations.build import dbt_command
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _verb_and_arguments(command: list[str]) -> list[str]:

@@ -26,7 +26,8 @@ from typing import Any
 
 import duckdb
 import pytest
-from fixtures_dbt import REPO, assert_same_rows, run_dbt
+
+from tests.support.dbt import REPO, assert_same_rows, run_dbt
 
 pytestmark = pytest.mark.slow
 

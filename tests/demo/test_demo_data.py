@@ -57,7 +57,7 @@ EVAL_RUN_KEYS = WORKSPACE_EVAL_RUNS.columns
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 UUID5 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
-TENANT_SEED = Path(__file__).resolve().parents[1] / "seeds" / "tenants.csv"
+TENANT_SEED = Path(__file__).resolve().parents[2] / "seeds" / "tenants.csv"
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures_ingest import ingest_ok, query, rows, snapshot
-from fixtures_operations import (
+
+from tests.support.ingest import ingest_ok, query, rows, snapshot
+from tests.support.operations import (
     AS_OF,
     DATA_TABLES,
     GOLDEN,
