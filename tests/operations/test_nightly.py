@@ -25,13 +25,13 @@ import pytest
 
 from demo import write_analyzer_jsonl
 from tests.support.dbt import REPO
+from tests.support.environment import free_port
 from tests.support.ingest import ingest_ok, query
 from tests.support.operations import (
     AS_OF,
     DATA_TABLES,
     POLICIES,
     cli_command,
-    free_port,
     http_get,
     ok,
     ops_env,

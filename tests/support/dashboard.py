@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+
+from tests.support.environment import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboards" / "app.py"
@@ -165,12 +166,6 @@ def empty_warehouse(source: Path, target: Path) -> Path:
 def never_built_warehouse(source: Path, target: Path) -> Path:
     """Loaded (the raw schema with its rows) but never built: no marts."""
     return derived_warehouse(source, target, schemas=("raw",), with_rows=("raw",))
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

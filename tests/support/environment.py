@@ -10,6 +10,7 @@ broken image.
 from __future__ import annotations
 
 import os
+import socket
 from typing import NoReturn
 
 import pytest
@@ -32,3 +33,10 @@ def unavailable(suite: str, reason: str) -> NoReturn:
     if in_ci():
         pytest.fail(f"{reason} (CI is set: the CI image must provide it; {ENABLE[suite]})")
     pytest.skip(f"{tag(suite)} {reason}")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now (a server may still lose it to another process)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -11,7 +11,6 @@ import datetime as dt
 import hashlib
 import json
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -371,10 +370,6 @@ def places_holding(db: Path, user_id: str, *, schemas: Sequence[str] | None = No
 
 
 # -- processes and the network ----------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_until(predicate: Callable[[], bool], *, timeout: float, interval: float = 0.05, what: str = "") -> None:

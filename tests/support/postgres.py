@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import pwd
 import shlex
-import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.support.environment import free_port
 
 PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
 PG_SERVER_TOOLS = ("initdb", "pg_ctl", "postgres", "psql")
@@ -80,12 +81,6 @@ def _user_exists(name: str) -> bool:
     except KeyError:
         return False
     return True
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_postgres(base_dir: Path) -> PostgresServer:
