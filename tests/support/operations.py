@@ -35,6 +35,7 @@ from tests.support.ingest import (
     workspace_session,
     write_jsonl,
 )
+from warehouse.raw_tables import DATA_TABLES as RAW_DATA_TABLES
 
 AS_OF = dt.date(2026, 11, 1)
 
@@ -60,14 +61,7 @@ POLICY_TABLES = {
     "eval_runs": "workspace_eval_runs",
 }
 POLICIES = tuple(KEEP_DAYS)
-DATA_TABLES = (
-    "analyzer_events",
-    "session_feedback",
-    "turn_reactions",
-    "workspace_feedback",
-    "workspace_sessions",
-    "workspace_eval_runs",
-)
+DATA_TABLES = tuple(RAW_DATA_TABLES)
 
 
 def cutoff(policy: str, as_of: dt.date = AS_OF) -> dt.date:
