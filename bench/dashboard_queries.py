@@ -29,82 +29,95 @@ Call = tuple[str, Callable[[], Any]]
 def page_calls(period_days: int) -> dict[str, list[Call]]:
     from dashboards import data
     from dashboards.filters import Filters
+    from dashboards.queries import conversations, evals, overview, retention, scope, session_feedback, skills, warehouse
 
     status = data.status()
     if not status.ready:
         raise SystemExit(f"error: {status.message}")
     f = Filters(as_of=status.as_of or dt.datetime.now(dt.UTC).date(), period_days=period_days)
     window = (f.start, f.end)
+    period = (f.as_of, f.period_days)
 
     def first_conversation() -> Any:
-        rows = data.conversations(*window, f.retained, f.tenant, f.project)
+        rows = conversations.conversations(*window, f.retained, f.tenant, f.project)
         if rows.empty:
             return None
         row = rows.iloc[0]
-        return data.conversation_detail(row["source_tenant_id"], row["project"], row["conversation_id"], f.retained)
+        return conversations.conversation_detail(
+            row["source_tenant_id"], row["project"], row["conversation_id"], f.retained
+        )
 
     def busiest_skill() -> Any:
-        rates = data.skill_correction_rates()
+        rates = skills.skill_correction_rates()
         if rates.empty:
             return None
         skill = rates.sort_values("sample_size", ascending=False)["skill_id"].iloc[0]
-        return data.skill_detail(skill, *window, f.retained)
+        return skills.skill_detail(skill, *window, f.retained)
 
     def first_eval_cell() -> Any:
-        matrix = data.eval_matrix(f.tenant)
+        matrix = evals.eval_matrix(f.tenant)
         if matrix.empty:
             return None
         cell = matrix.iloc[0]
-        data.eval_cell_dimensions(cell["replay_session_id"])
-        return data.eval_cell_history(cell["golden_session_id"], cell["agent_id"])
+        evals.eval_cell_dimensions(cell["replay_session_id"])
+        return evals.eval_cell_history(cell["golden_session_id"], cell["agent_id"])
 
     sidebar: list[Call] = [
         ("status", data.status),
-        ("tenants and projects", lambda: (data.tenants(), data.projects(f.tenant))),
+        ("tenants and projects", lambda: (scope.tenants(), scope.projects(f.tenant))),
     ]
     return {
         "Overview": [
             *sidebar,
-            ("kpi_counts", lambda: data.kpi_counts(*window, f.prev_start, f.retained, f.tenant, f.project)),
-            ("signal_volume_daily", lambda: data.signal_volume_daily(*window, f.retained, f.tenant)),
-            ("mover_counts", lambda: data.mover_counts(*window, f.prev_start, f.retained, f.tenant, f.project)),
+            ("headline_rates", lambda: overview.headline_rates(*period, f.retained, f.tenant, f.project)),
+            ("signal_volume_daily", lambda: overview.signal_volume_daily(*window, f.retained, f.tenant)),
+            ("movers", lambda: overview.movers(*period, f.retained, f.tenant, f.project)),
         ],
         "Session feedback": [
             *sidebar,
-            ("session_feedback_daily", lambda: data.session_feedback_daily(*window, f.retained)),
-            ("session_feedback_by_turn_bucket", lambda: data.session_feedback_by_turn_bucket(*window, f.retained)),
+            ("session_feedback_daily", lambda: session_feedback.session_feedback_daily(*window, f.retained)),
+            ("session_feedback_rates", lambda: session_feedback.session_feedback_rates(*period, f.retained)),
+            (
+                "session_feedback_rates by bucket",
+                lambda: session_feedback.session_feedback_rates(*period, f.retained, "turn_count_bucket"),
+            ),
         ],
         "Conversations and reactions": [
             *sidebar,
+            ("satisfaction_daily", lambda: conversations.satisfaction_daily(*window, f.retained, f.tenant, f.project)),
             (
-                "reaction_satisfaction_daily",
-                lambda: data.reaction_satisfaction_daily(*window, f.retained, f.tenant, f.project),
+                "satisfaction_by_origin",
+                lambda: conversations.satisfaction_by_origin(*period, f.retained, f.tenant, f.project),
             ),
-            ("reaction_changes_daily", lambda: data.reaction_changes_daily(*window, f.retained)),
+            ("reaction_changes_daily", lambda: conversations.reaction_changes_daily(*window, f.retained)),
+            ("flip_rate", lambda: conversations.flip_rate(*period, f.retained)),
             ("conversations + drill-down", first_conversation),
         ],
         "Skills": [
             *sidebar,
-            ("skill rates, trends, hotspots", lambda: (data.skill_correction_rates(), data.skill_dimension_hotspots())),
+            (
+                "skill rates, trends, hotspots",
+                lambda: (skills.skill_correction_rates(), skills.skill_dimension_hotspots()),
+            ),
             ("skill drill-down", busiest_skill),
         ],
         "Evals": [
             *sidebar,
             ("eval_matrix + cell drill-down", first_eval_cell),
-            ("eval_regressions", lambda: data.eval_regressions(f.tenant)),
-            ("eval_trend", lambda: data.eval_trend(*window, f.retained, f.tenant)),
+            ("eval_regressions", lambda: evals.eval_regressions(f.tenant)),
+            ("eval_trend", lambda: evals.eval_trend(*window, f.retained, f.tenant)),
         ],
         "Retention": [
             *sidebar,
-            ("retention_windows", data.retention_windows),
-            ("purge_log", data.purge_log),
+            ("retention_windows", retention.retention_windows),
+            ("purge_log", retention.purge_log),
         ],
         "Warehouse": [
             *sidebar,
-            ("raw_table_counts", data.raw_table_counts),
-            ("daily_loaded_rows", data.daily_loaded_rows),
-            ("quarantine_by_reason", data.quarantine_by_reason),
-            ("recent_loads", data.recent_loads),
+            ("raw_table_counts", warehouse.raw_table_counts),
+            ("daily_loaded_rows", warehouse.daily_loaded_rows),
+            ("quarantine_by_reason", warehouse.quarantine_by_reason),
+            ("recent_loads", warehouse.recent_loads),
         ],
     }
 

@@ -4,7 +4,7 @@
 
 The entry point draws the navigation and the sidebar's global filters, then
 runs the chosen page (dashboards/pages/). Pages get their data from
-dashboards/data.py only.
+dashboards/queries/ (one module per page, marts only) over the connection core in dashboards/data.py.
 """
 
 from __future__ import annotations

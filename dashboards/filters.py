@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboards import data
+from dashboards.queries import scope
 
 PERIODS = (7, 30, 90)
 DEFAULT_PERIOD = 30
@@ -100,7 +101,7 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
         help="The N days ending on the as-of day; changes are against the N days before.",
     )
     try:
-        tenant_names = data.tenants()  # tenant key -> display name
+        tenant_names = scope.tenants()  # tenant key -> display name
     except data.WarehouseUnavailable:
         tenant_names = {}
     tenant_options = [ALL, *tenant_names]
@@ -117,7 +118,7 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
     )
     chosen_tenant = None if tenant in (None, ALL) else tenant
     try:
-        project_options = [ALL, *data.projects(chosen_tenant)]
+        project_options = [ALL, *scope.projects(chosen_tenant)]
     except data.WarehouseUnavailable:
         project_options = [ALL]
     if st.session_state.get("project") not in project_options:

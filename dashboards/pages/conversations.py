@@ -1,10 +1,16 @@
-"""Conversations and reactions: satisfaction by origin, replaced and cleared reactions, a conversation's turns."""
+"""Conversations and reactions: satisfaction by origin, replaced and cleared reactions, a conversation's turns.
+
+Satisfaction and the flip rate (of the period and per day): metric_rates_by_period; counts per day:
+reaction_changes_daily; conversations: conversation_satisfaction, turn_reactions_active and the retained or
+stored turn reactions (dashboards/queries/conversations.py)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
-from dashboards import charts, data, layout, stats
+from dashboards import charts, layout
+from dashboards.queries import conversations as queries
 
 status, f = layout.page("Conversations and reactions")
 layout.scope(
@@ -15,19 +21,18 @@ layout.scope(
 
 st.subheader("Satisfaction by origin")
 with layout.section("Satisfaction"):
-    daily = data.reaction_satisfaction_daily(f.start, f.end, f.retained, f.tenant, f.project)
-    daily = stats.with_rate(daily, "ok", "reactions", "satisfaction_rate")
-    totals = daily.groupby("origin")[["ok", "reactions"]].sum()
+    daily = queries.satisfaction_daily(f.start, f.end, f.retained, f.tenant, f.project)
+    totals = queries.satisfaction_by_origin(f.as_of, f.period_days, f.retained, f.tenant, f.project)
+    totals = totals[totals["trials"] > 0]
     columns = st.columns(max(len(totals), 1))
-    for column, (origin, row) in zip(columns, totals.iterrows(), strict=False):
-        rate = stats.wilson(row["ok"], row["reactions"])
+    for column, row in zip(columns, totals.itertuples(), strict=False):
         column.metric(
-            f"Satisfaction, {origin} reactions",
-            "no data" if rate.value is None else f"{rate.value:.1%}",
+            f"Satisfaction, {row.segment_value} reactions",
+            "no data" if pd.isna(row.rate) else f"{row.rate:.1%}",
             help="ok / (ok + not_ok + neutral) over the active reactions of the period.",
         )
-        if rate.value is not None:
-            column.caption(f"95% CI {rate.low:.1%} to {rate.high:.1%} (n = {int(row['reactions']):,})")
+        if not pd.isna(row.rate):
+            column.caption(f"95% CI {row.rate_ci_low:.1%} to {row.rate_ci_high:.1%} (n = {int(row.trials):,})")
     charts.show(
         daily.dropna(subset=["satisfaction_rate"]),
         lambda frame: charts.rate_lines(
@@ -48,19 +53,21 @@ with layout.section("Satisfaction"):
 
 st.subheader("How often users replace or clear a reaction")
 with layout.section("Replaced and cleared reactions"):
-    changes = data.reaction_changes_daily(f.start, f.end, f.retained)
+    changes = queries.reaction_changes_daily(f.start, f.end, f.retained)
     if not changes.empty:
         total = changes[["user_reactions", "replacements", "reversals", "clears"]].sum()
-        flips = stats.wilson(total["replacements"] + total["clears"], total["user_reactions"])
+        flips = queries.flip_rate(f.as_of, f.period_days, f.retained)
+        flips = flips[flips["trials"] > 0]
         columns = st.columns(4)
         columns[0].metric("User reactions", f"{int(total['user_reactions']):,}", help="Clears included.")
         columns[1].metric("Replacements", f"{int(total['replacements']):,}", help="A new reaction replaced one.")
         columns[2].metric("Reversals", f"{int(total['reversals']):,}", help="Replacements with another value.")
         columns[3].metric("Clears", f"{int(total['clears']):,}", help="The user removed the reaction.")
-        if flips.value is not None:
+        if not flips.empty:
+            flip = flips.iloc[0]
             st.caption(
-                f"(replacements + clears) / user reactions = {flips.value:.1%} "
-                f"(95% CI {flips.low:.1%} to {flips.high:.1%})"
+                f"(replacements + clears) / user reactions = {flip['rate']:.1%} "
+                f"(95% CI {flip['rate_ci_low']:.1%} to {flip['rate_ci_high']:.1%})"
             )
     charts.show(
         changes.melt(
@@ -82,7 +89,7 @@ with layout.section("Replaced and cleared reactions"):
 
 st.subheader("Conversations in the period")
 with layout.section("Conversations"):
-    conversations = data.conversations(f.start, f.end, f.retained, f.tenant, f.project)
+    conversations = queries.conversations(f.start, f.end, f.retained, f.tenant, f.project)
     if conversations.empty:
         st.info("No conversation had reaction activity in this period for these filters.")
     else:
@@ -114,7 +121,7 @@ with layout.section("Conversations"):
             f"**Conversation `{chosen['conversation_id']}`** ({chosen['tenant_name']} / {chosen['project']})"
             + ("" if rows else ": the most recent one; select a row above to pick another")
         )
-        turns, history = data.conversation_detail(
+        turns, history = queries.conversation_detail(
             chosen["source_tenant_id"], chosen["project"], chosen["conversation_id"], f.retained
         )
         if turns.empty:

@@ -1,4 +1,7 @@
-"""Evals: the golden session x agent config matrix, a cell's dimensions and divergences, trends per set and agent."""
+"""Evals: the golden session x agent config matrix, a cell's dimensions and divergences, trends per set and agent.
+
+Reads eval_matrix, eval_cell_dimensions, eval_cell_replays, eval_regressions and eval_set_accuracy_trend_rollup
+(dashboards/queries/evals.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,8 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import charts, data, layout
+from dashboards import charts, layout
+from dashboards.queries import evals as queries
 
 status, f = layout.page("Evals")
 as_of = status.as_of.isoformat() if status.as_of else "the build"
@@ -47,7 +51,7 @@ def mark_pending(figure: go.Figure, matrix: pd.DataFrame) -> go.Figure:
 
 st.subheader("Pass/fail matrix")
 with layout.section("Eval matrix"):
-    cells_with_replays = data.eval_matrix(f.tenant)
+    cells_with_replays = queries.eval_matrix(f.tenant)
     # A `pending` cell has no finished replay yet, so no result to draw: it is listed instead.
     waiting = cells_with_replays[cells_with_replays["cell_status"] == "pending"]
     matrix = cells_with_replays[cells_with_replays["cell_status"] != "pending"]
@@ -127,7 +131,7 @@ with layout.section("Eval matrix"):
         )
         left, right = st.columns(2)
         with left:
-            dimensions = data.eval_cell_dimensions(cell["replay_session_id"])
+            dimensions = queries.eval_cell_dimensions(cell["replay_session_id"])
             charts.show(
                 dimensions,
                 lambda frame: px.bar(
@@ -144,7 +148,7 @@ with layout.section("Eval matrix"):
                 "This replay has no dimension results.",
             )
         with right:
-            history = data.eval_cell_history(golden_session_id, agent_id)
+            history = queries.eval_cell_history(golden_session_id, agent_id)
             charts.show(
                 history,
                 lambda frame: px.line(
@@ -175,7 +179,7 @@ with layout.section("Eval matrix"):
 
 st.subheader("Regressions")
 with layout.section("Regressions"):
-    regressions = data.eval_regressions(f.tenant)
+    regressions = queries.eval_regressions(f.tenant)
     if regressions.empty:
         st.success(
             "No cell regressed: every cell that passed on its previous finished replay still passes "
@@ -196,7 +200,7 @@ with layout.section("Regressions"):
 
 st.subheader("Accuracy and pass rate per golden set and agent config")
 with layout.section("Eval trends"):
-    trend = data.eval_trend(f.start, f.end, f.retained, f.tenant)
+    trend = queries.eval_trend(f.start, f.end, f.retained, f.tenant)
     trend = trend.assign(agent=trend["agent_id"].map(charts.short_id))
     for measure, label in (("pass_rate", "Pass rate (% of replays)"), ("mean_accuracy", "Mean accuracy (0 to 1)")):
         charts.show(

@@ -1,10 +1,15 @@
-"""Overview: the four headline rates with their change vs the previous period, signal volume, what moved most."""
+"""Overview: the four headline rates with their change vs the previous period, signal volume, what moved most.
+
+Rates, intervals, changes and the movers' ranking: marts.metric_rates_by_period; volume: feedback_signals_daily
+(dashboards/queries/overview.py)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
-from dashboards import charts, data, layout, stats
+from dashboards import charts, layout
+from dashboards.queries import overview
 
 status, f = layout.page("Overview")
 layout.scope(f, "Session feedback and analyzer events carry no tenant: the tenant filter applies to the other two.")
@@ -33,31 +38,31 @@ KPIS = [
 ]
 
 with layout.section("Headline rates"):
-    counts = data.kpi_counts(f.start, f.end, f.prev_start, f.retained, f.tenant, f.project)
+    rates = overview.headline_rates(f.as_of, f.period_days, f.retained, f.tenant, f.project).set_index("metric")
     for column, (metric, label, lower_is_better, definition) in zip(st.columns(len(KPIS)), KPIS, strict=True):
-        current, previous = stats.period_rates(counts, metric)
-        difference = stats.change(current, previous)
+        row = rates.loc[metric] if metric in rates.index else None
         with column:
-            if current.value is None:
+            if row is None or pd.isna(row["rate"]):
                 st.metric(label, "no data", help=definition)
                 st.caption("Nothing in this period for these filters.")
                 continue
-            points = None if difference.value is None else round(difference.value * 100, 1)
+            has_change = not pd.isna(row["rate_change"])
+            points = round(row["rate_change"] * 100, 1) if has_change else None
             st.metric(
                 label,
-                f"{current.value:.1%}",
+                f"{row['rate']:.1%}",
                 delta=None if points is None else ("0.0 pp" if points == 0 else f"{points:+.1f} pp"),
                 delta_color="off" if points == 0 else ("inverse" if lower_is_better else "normal"),
                 delta_arrow="off" if points == 0 else "auto",
                 help=f"{definition} Delta: percentage points vs {f.previous_label()}.",
                 border=True,
             )
-            lines = [f"95% CI {current.low:.1%} to {current.high:.1%} (n = {current.trials:,.0f})"]
-            if difference.value is not None:
-                verdict = "significant" if difference.is_significant else "not significant"
+            lines = [f"95% CI {row['rate_ci_low']:.1%} to {row['rate_ci_high']:.1%} (n = {row['trials']:,.0f})"]
+            if has_change:
+                verdict = "significant" if row["is_significant_change"] else "not significant"
                 lines.append(
-                    f"previous {previous.value:.1%}; change CI {difference.low * 100:+.1f} to "
-                    f"{difference.high * 100:+.1f} pp, {verdict}"
+                    f"previous {row['previous_rate']:.1%}; change CI {row['rate_change_ci_low'] * 100:+.1f} to "
+                    f"{row['rate_change_ci_high'] * 100:+.1f} pp, {verdict}"
                 )
             else:
                 lines.append("no data in the previous period")
@@ -65,7 +70,7 @@ with layout.section("Headline rates"):
 
 st.subheader("Signal volume by source")
 with layout.section("Signal volume"):
-    volume = data.signal_volume_daily(f.start, f.end, f.retained, f.tenant)
+    volume = overview.signal_volume_daily(f.start, f.end, f.retained, f.tenant)
     charts.show(
         volume,
         lambda frame: charts.stacked_bars(
@@ -84,7 +89,9 @@ with layout.section("Signal volume"):
 
 st.subheader("What changed most")
 with layout.section("Changes"):
-    movers = stats.rank_changes(data.mover_counts(f.start, f.end, f.prev_start, f.retained, f.tenant, f.project))
+    labels = {metric: label for metric, label, _, _ in KPIS}
+    movers = overview.movers(f.as_of, f.period_days, f.retained, f.tenant, f.project)
+    movers = movers.assign(metric=movers["metric"].map(labels))
     if movers.empty:
         st.info("Not enough data in both periods to compare segments (at least 20 observations each).")
     else:
@@ -93,7 +100,7 @@ with layout.section("Changes"):
             "(95% Newcombe interval of the difference excludes 0) first, then the largest. Segments with fewer "
             "than 20 observations in either period are left out."
         )
-        table = movers.head(12).assign(
+        table = movers.assign(
             current=lambda frame: frame["current"] * 100,
             previous=lambda frame: frame["previous"] * 100,
             change=lambda frame: frame["change"] * 100,

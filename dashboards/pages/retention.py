@@ -1,11 +1,15 @@
-"""Retention: each policy, what its window keeps, what the next purge removes, and what purges did."""
+"""Retention: each policy, what its window keeps, what the next purge removes, and what purges did.
+
+Reads retention_policy_summary (windows with the seed's descriptions) and retention_purge_log, as of the last
+build (dashboards/queries/retention.py)."""
 
 from __future__ import annotations
 
 import plotly.express as px
 import streamlit as st
 
-from dashboards import charts, data, layout
+from dashboards import charts, layout
+from dashboards.queries import retention as queries
 
 status, f = layout.page("Retention")
 st.caption(
@@ -15,7 +19,7 @@ st.caption(
 )
 
 with layout.section("Retention policies"):
-    windows = data.retention_windows()
+    windows = queries.retention_windows()
     if windows.empty:
         st.info("No retention policies: the seed `retention_policies` is empty.")
     else:
@@ -78,7 +82,7 @@ with layout.section("Retention policies"):
 
 st.subheader("Purge log")
 with layout.section("Purge log"):
-    log = data.purge_log()
+    log = queries.purge_log()
     if log.empty:
         st.info(
             "No purge has run on this warehouse yet. `feedback-analytics purge --dry-run` shows what one would "

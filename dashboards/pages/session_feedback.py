@@ -1,31 +1,39 @@
-"""Session feedback: positive and skip rate over time by surface, by turn-count bucket, responses per day."""
+"""Session feedback: positive and skip rate over time by surface, by turn-count bucket, responses per day.
+
+Daily series: session_feedback_daily; the period's rates, overall and per turn-count bucket:
+metric_rates_by_period (dashboards/queries/session_feedback.py)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
-from dashboards import charts, data, layout, stats
+from dashboards import charts, layout
+from dashboards.queries import session_feedback
 
 status, f = layout.page("Session feedback")
 layout.scope(f, "End-of-session answers carry no tenant or project: those filters do not apply here.")
 
 with layout.section("Session feedback by surface"):
-    daily = data.session_feedback_daily(f.start, f.end, f.retained)
-    totals = daily[["positive", "negative", "skip", "responses"]].sum()
-    positive = stats.wilson(totals["positive"], totals["positive"] + totals["negative"])
-    skip = stats.wilson(totals["skip"], totals["responses"])
+    daily = session_feedback.session_feedback_daily(f.start, f.end, f.retained)
+    totals = session_feedback.session_feedback_rates(f.as_of, f.period_days, f.retained).set_index("metric")
+    positive = totals.loc["session_positive_rate"] if "session_positive_rate" in totals.index else None
+    skip = totals.loc["session_skip_rate"] if "session_skip_rate" in totals.index else None
+    responses = int(skip["trials"]) if skip is not None else 0
+    has_positive = positive is not None and not pd.isna(positive["rate"])
+    has_skip = skip is not None and not pd.isna(skip["rate"])
     columns = st.columns(3)
-    columns[0].metric("Responses", f"{int(totals['responses']):,}", help="Answers recorded in the period, skips too.")
+    columns[0].metric("Responses", f"{responses:,}", help="Answers recorded in the period, skips too.")
     columns[1].metric(
         "Positive rate",
-        "no data" if positive.value is None else f"{positive.value:.1%}",
+        f"{positive['rate']:.1%}" if has_positive else "no data",
         help="positive / (positive + negative); skips excluded.",
     )
-    columns[2].metric("Skip rate", "no data" if skip.value is None else f"{skip.value:.1%}", help="skip / responses.")
-    if positive.value is not None:
-        columns[1].caption(f"95% CI {positive.low:.1%} to {positive.high:.1%}")
-    if skip.value is not None:
-        columns[2].caption(f"95% CI {skip.low:.1%} to {skip.high:.1%}")
+    columns[2].metric("Skip rate", f"{skip['rate']:.1%}" if has_skip else "no data", help="skip / responses.")
+    if has_positive:
+        columns[1].caption(f"95% CI {positive['rate_ci_low']:.1%} to {positive['rate_ci_high']:.1%}")
+    if has_skip:
+        columns[2].caption(f"95% CI {skip['rate_ci_low']:.1%} to {skip['rate_ci_high']:.1%}")
 
     left, right = st.columns(2)
     with left:
@@ -82,16 +90,34 @@ with layout.section("Session feedback by surface"):
 
 st.subheader("By turn count at the end of the session")
 with layout.section("Session feedback by turn-count bucket"):
-    buckets = data.session_feedback_by_turn_bucket(f.start, f.end, f.retained)
-    buckets = buckets.assign(rated=buckets["positive"] + buckets["negative"])
+    by_bucket = session_feedback.session_feedback_rates(f.as_of, f.period_days, f.retained, "turn_count_bucket")
+    by_bucket = by_bucket[by_bucket["trials"] > 0]  # buckets with answers in this period
+    rate_columns = ["segment_value", "segment_order", "trials", "rate", "rate_ci_low", "rate_ci_high"]
+
+    def bucket_rates(metric: str, name: str, count: str) -> pd.DataFrame:
+        rows = by_bucket.loc[by_bucket["metric"] == metric, rate_columns]
+        return rows.rename(
+            columns={
+                "segment_value": "turn_count_bucket",
+                "trials": count,
+                "rate": name,
+                "rate_ci_low": f"{name}_ci_low",
+                "rate_ci_high": f"{name}_ci_high",
+            }
+        )
+
+    buckets = bucket_rates("session_positive_rate", "positive_rate", "rated").merge(
+        bucket_rates("session_skip_rate", "skip_rate", "responses"),
+        on=["turn_count_bucket", "segment_order"],
+        how="outer",
+    )
+    buckets = buckets.fillna({"rated": 0, "responses": 0}).sort_values("segment_order")
     buckets["rated_label"] = [
         f"{bucket} (n={int(n):,})" for bucket, n in zip(buckets["turn_count_bucket"], buckets["rated"], strict=True)
     ]
     buckets["responses_label"] = [
         f"{bucket} (n={int(n):,})" for bucket, n in zip(buckets["turn_count_bucket"], buckets["responses"], strict=True)
     ]
-    buckets = stats.with_rate(buckets, "positive", "rated", "positive_rate")
-    buckets = stats.with_rate(buckets, "skip", "responses", "skip_rate")
     left, right = st.columns(2)
     with left:
         charts.show(

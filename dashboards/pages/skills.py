@@ -1,4 +1,8 @@
-"""Skills: correction-rate ranking, trend direction, skill x dimension hotspots, a skill's recent events."""
+"""Skills: correction-rate ranking, trend direction, skill x dimension hotspots, a skill's recent events.
+
+Reads skill_correction_rates, skill_correction_trends with skill_correction_trend_intervals (the change's
+interval), skill_dimension_hotspots, skill_correction_weekly and the retained or stored analyzer events
+(dashboards/queries/skills.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboards import charts, data, layout, stats
+from dashboards import charts, data, layout
+from dashboards.queries import skills as queries
 
 
 def build_window(frame: pd.DataFrame, column: str) -> int | None:
@@ -40,9 +45,9 @@ status, f = layout.page("Skills")
 as_of = status.as_of.isoformat() if status.as_of else "the build"
 try:  # one query for the three skill marts (the sections below would each fail alike)
     rates, trends, hotspots = (
-        data.skill_correction_rates(),
-        data.skill_correction_trends(),
-        data.skill_dimension_hotspots(),
+        queries.skill_correction_rates(),
+        queries.skill_correction_trends(),
+        queries.skill_dimension_hotspots(),
     )
 except data.WarehouseUnavailable as exc:
     st.warning(f"The skill marts are unavailable: {exc}")
@@ -96,30 +101,17 @@ with layout.section("Trends"):
     if trends.empty:
         st.info("No skill has events in either trend window.")
     else:
-        changes = [
-            stats.change_from_intervals(
-                row.recent_rate,
-                row.recent_rate_ci_low,
-                row.recent_rate_ci_high,
-                row.prior_rate,
-                row.prior_rate_ci_low,
-                row.prior_rate_ci_high,
-            )
-            for row in trends.itertuples()
-        ]
         tested = int(trends["q_value"].notna().sum())
         # A NULL trend (a window without events) stays missing: no bar, "n/a" in its label; never a bar at 0.
-        trends = trends.assign(
-            label=[trend_label(row) for row in trends.itertuples()],
-            trend_low=[change.low for change in changes],
-            trend_high=[change.high for change in changes],
-        ).astype({"trend": float, "trend_low": float, "trend_high": float})
+        trends = trends.assign(label=[trend_label(row) for row in trends.itertuples()]).astype(
+            {"trend": float, "trend_ci_low": float, "trend_ci_high": float}
+        )
         figure = charts.rate_bars(
             trends,
             category="label",
             rate="trend",
-            low="trend_low",
-            high="trend_high",
+            low="trend_ci_low",
+            high="trend_ci_high",
             title=f"Change in correction rate: last {recent_window} minus the {recent_window} before",
             subtitle=(
                 "Error bars: 95% CI of the difference; * significant, Benjamini-Hochberg q <= 0.05 over the "
@@ -179,7 +171,7 @@ with layout.section("Skill drill-down"):
     else:
         # Open on the skill most worth a look: the largest significant worsening, else the highest rate.
         if st.session_state.get("skill") not in skills:
-            skill_trends = data.skill_correction_trends()  # sorted by trend, largest first
+            skill_trends = queries.skill_correction_trends()  # sorted by trend, largest first
             significant = skill_trends["is_significant"].fillna(False).astype(bool)  # BH q <= 0.05
             worsening = skill_trends[(skill_trends["direction"] == "worsening") & significant]
             ranked_skills = rates["skill_id"].tolist()  # sufficient data first, by rate
@@ -187,7 +179,7 @@ with layout.section("Skill drill-down"):
                 worsening["skill_id"].iloc[0] if not worsening.empty else (ranked_skills or skills)[0]
             )
         skill = st.selectbox("Skill", skills, key="skill")
-        weekly, events = data.skill_detail(skill, f.start, f.end, f.retained)
+        weekly, events = queries.skill_detail(skill, f.start, f.end, f.retained)
         charts.show(
             weekly.dropna(subset=["correction_rate"]).assign(skill_id=skill),
             lambda frame: charts.rate_lines(

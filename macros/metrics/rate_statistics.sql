@@ -107,3 +107,48 @@
 {% macro two_sided_p_value(z) -%}
     (2 * {{ normal_upper_tail_of_abs(z) }})
 {%- endmacro %}
+
+{#
+    Newcombe's hybrid score interval for a difference of two proportions
+    p1 - p2 (method 10 of Newcombe 1998), from each rate and its 95% Wilson
+    bounds (l1, u1) and (l2, u2):
+        low  = (p1 - p2) - sqrt((p1 - l1)^2 + (u2 - p2)^2), at least -1
+        high = (p1 - p2) + sqrt((u1 - p1)^2 + (p2 - l2)^2), at most 1
+    NULL when either rate is (an empty sample). statsmodels'
+    confint_proportions_2indep(method='newcomb') computes the same interval
+    (tests/test_statistics_oracle.py). The arguments are SQL expressions,
+    ideally of unrounded rates and bounds.
+#}
+{% macro newcombe_difference_low(p1, low1, high1, p2, low2, high2) -%}
+    case
+        when ({{ p1 }}) is not null and ({{ p2 }}) is not null then
+            greatest(-1.0,
+                (({{ p1 }}) - ({{ p2 }}))
+                - sqrt(
+                    (({{ p1 }}) - ({{ low1 }})) * (({{ p1 }}) - ({{ low1 }}))
+                    + (({{ high2 }}) - ({{ p2 }})) * (({{ high2 }}) - ({{ p2 }}))
+                )
+            )
+    end
+{%- endmacro %}
+
+{% macro newcombe_difference_high(p1, low1, high1, p2, low2, high2) -%}
+    case
+        when ({{ p1 }}) is not null and ({{ p2 }}) is not null then
+            least(1.0,
+                (({{ p1 }}) - ({{ p2 }}))
+                + sqrt(
+                    (({{ high1 }}) - ({{ p1 }})) * (({{ high1 }}) - ({{ p1 }}))
+                    + (({{ p2 }}) - ({{ low2 }})) * (({{ p2 }}) - ({{ low2 }}))
+                )
+            )
+    end
+{%- endmacro %}
+
+{#-
+    True when a 95% interval (low, high) excludes 0: the change is
+    significant. False, never NULL, when there is no interval.
+-#}
+{% macro interval_excludes_zero(low, high) -%}
+    coalesce(({{ low }}) > 0 or ({{ high }}) < 0, false)
+{%- endmacro %}

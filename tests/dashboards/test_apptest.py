@@ -22,7 +22,8 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from dashboards import data, stats
+from dashboards import data
+from dashboards.queries import conversations, overview, session_feedback
 from demo import IMPROVING_SKILL, NEW_SKILL, TENANTS
 from tests.support.dashboard import (
     APP,
@@ -135,11 +136,8 @@ def test_every_page_explains_a_warehouse_never_built(
     use_warehouse(never_built_warehouse(demo.db, tmp_path / "raw-only.duckdb"))
     app = run_page(dashboard_page)
     assert_no_exception(app)
-    if dashboard_page.url_path == "warehouse":  # the operations page reads raw: it works before any build
-        assert metrics(app)["analyzer events"] == "50,000"
-        assert "never built" in texts(app)
-    else:
-        assert app.error and "never built" in app.error[0].value and "feedback-analytics build" in app.error[0].value
+    # every page reads marts only, the Warehouse page too (its raw counts are a mart as of the build)
+    assert app.error and "never built" in app.error[0].value and "feedback-analytics build" in app.error[0].value
 
 
 @pytest.mark.parametrize("dashboard_page", PAGES, ids=PAGE_IDS)
@@ -428,41 +426,58 @@ def test_eval_cell_drill_down_follows_the_chosen_cell(use_warehouse, demo: DemoW
 
 
 # -- the page aggregates agree with the marts ----------------------------------------------------------------
-def test_wilson_interval_matches_the_marts(use_warehouse, demo: DemoWarehouse) -> None:
-    """The page's re-aggregated intervals agree with the marts' (both are checked against statsmodels in
-    tests/dbt/test_statistics_oracle.py); a month of demo data has a row per day."""
+def test_period_rates_of_one_day_are_the_daily_marts(use_warehouse, demo: DemoWarehouse) -> None:
+    """metric_rates_by_period's 1-day periods carry the daily marts' counts and Wilson intervals (both are
+    checked against statsmodels in tests/dbt/test_statistics_oracle.py); a month of demo data has a row per day."""
     use_warehouse(demo.db)
-    daily = data.session_feedback_daily(dt.date(2026, 10, 1), dt.date(2026, 11, 1), True)
+    start, end = dt.date(2026, 10, 1), dt.date(2026, 11, 1)
+    daily = session_feedback.session_feedback_daily(start, end, True)
     assert len(daily) >= 20, "too few rows: the comparison would prove little"
-    for row in daily.itertuples():
-        rate = stats.wilson(row.positive, row.positive + row.negative)
-        assert rate.low == pytest.approx(row.positive_rate_ci_low, abs=1e-6)
-        assert rate.high == pytest.approx(row.positive_rate_ci_high, abs=1e-6)
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        rows = con.execute(
+            """
+            select as_of_date, segment_value, successes, trials, rate_ci_low, rate_ci_high
+            from marts.metric_rates_by_period
+            where metric = 'session_positive_rate' and segment_type = 'surface' and period_days = 1
+              and not is_retention_filtered and trials > 0 and as_of_date between $start and $end
+            """,
+            {"start": start, "end": end},
+        ).df()
+    merged = daily.merge(rows, left_on=["feedback_date", "surface"], right_on=["as_of_date", "segment_value"])
+    assert len(merged) == len(daily.dropna(subset=["positive_rate"]))
+    assert (merged["successes"] == merged["positive"]).all()
+    assert (merged["trials"] == merged["positive"] + merged["negative"]).all()
+    assert (merged["rate_ci_low"] == merged["positive_rate_ci_low"]).all()
+    assert (merged["rate_ci_high"] == merged["positive_rate_ci_high"]).all()
 
 
 def test_headline_correction_rate_over_90_days_equals_the_mart(use_warehouse, demo: DemoWarehouse) -> None:
     """The Overview's correction rate over the last 90 days (daily history summed) is the mart's 90-day rate."""
     use_warehouse(demo.db)
-    end = dt.date(2026, 11, 1)
-    start, prev_start = end - dt.timedelta(days=89), end - dt.timedelta(days=179)
-    counts = data.kpi_counts(start, end, prev_start, True, None, None)
-    current, _ = stats.period_rates(counts, "correction_rate")
+    rates = overview.headline_rates(dt.date(2026, 11, 1), 90, True, None, None).set_index("metric")
     with duckdb.connect(str(demo.db), read_only=True) as con:
         weighted, invocations = con.execute(
             "select sum(weighted_corrections), sum(sample_size) from marts.skill_correction_rates"
         ).fetchone()
-    assert current.trials == invocations
-    assert current.value == pytest.approx(weighted / invocations, abs=1e-9)
+    assert rates.loc["correction_rate", "trials"] == invocations
+    assert rates.loc["correction_rate", "rate"] == pytest.approx(weighted / invocations, abs=1e-6)
 
 
 def test_tenant_satisfaction_adds_up_to_the_daily_mart(use_warehouse, demo: DemoWarehouse) -> None:
-    """With a tenant the page counts turn_reactions_active itself; over all tenants that is the daily mart."""
+    """Per tenant, the period mart's daily satisfaction counts add up to reaction_satisfaction_daily."""
     use_warehouse(demo.db)
     start, end = dt.date(2026, 4, 1), dt.date(2026, 11, 1)
-    everyone = data.reaction_satisfaction_daily(start, end, True, None, None)
-    per_tenant = [data.reaction_satisfaction_daily(start, end, True, tenant, None) for tenant in TENANTS]
-    for column in ("ok", "not_ok", "neutral", "reactions"):
-        assert sum(frame[column].sum() for frame in per_tenant) == everyone[column].sum()
+    per_tenant = [conversations.satisfaction_daily(start, end, True, tenant, None) for tenant in TENANTS]
+    everyone = conversations.satisfaction_daily(start, end, True, None, None)
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        ok, reactions = con.execute(
+            "select sum(ok), sum(reactions) from marts.reaction_satisfaction_daily "
+            "where reaction_date between $start and $end and reaction_date >= $floor",
+            {"start": start, "end": end, "floor": dict(data.status().retention_cutoffs)["turn_reactions"]},
+        ).fetchone()
+    for column, expected in (("ok", ok), ("reactions", reactions)):
+        assert sum(frame[column].sum() for frame in per_tenant) == expected
+        assert everyone[column].sum() == expected
 
 
 def test_status_reads_as_of_and_build_time(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:

@@ -214,8 +214,8 @@ def test_a_deep_link_on_a_fresh_server_runs_through_the_entry_point(page, demo: 
 
 
 def test_dashboard_stays_open_while_ingest_writes_the_warehouse(page, demo: DemoWarehouse, tmp_path: Path) -> None:
-    """The dashboard holds no connection between queries: an ingest into the same file succeeds while a
-    page is open, and a reload shows the new rows."""
+    """The dashboard holds no connection between queries: an ingest and a build into the same file succeed
+    while a page is open, and a reload shows the new rows."""
     db = copy_warehouse(demo.db, tmp_path / "shared.duckdb")
     running = _server(demo, db, tmp_path / "server.log")
     try:
@@ -241,6 +241,22 @@ def test_dashboard_stays_open_while_ingest_writes_the_warehouse(page, demo: Demo
             check=False,
         )
         assert ingest.returncode == 0, ingest.stdout + ingest.stderr
+        assert_no_streamlit_exception(page)
+        # the Warehouse page reads marts (as of the last build): rebuild, with the page still open
+        build = subprocess.run(
+            [sys.executable, "-m", "ingest", "build", "--db", str(db), "--as-of", "2026-11-01"],
+            cwd=ROOT,
+            env={
+                **demo.env(db),
+                "DBT_TARGET_PATH": str(tmp_path / "dbt-target"),
+                "DBT_LOG_PATH": str(tmp_path / "dbt-logs"),
+            },
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
         assert_no_streamlit_exception(page)
 
         page.reload()

@@ -1,13 +1,15 @@
 """The statistics against statsmodels, an independent and well-known implementation (a test-only dependency):
-Wilson intervals (`proportion_confint(count, nobs, alpha=0.05, method="wilson")`), the pooled two-proportion
+Wilson intervals (`proportion_confint(count, nobs, alpha=0.05, method="wilson")`), Newcombe's hybrid score
+interval of a difference (`confint_proportions_2indep(..., method="newcomb")`), the pooled two-proportion
 z-test and its two-sided p-value (`proportions_ztest`, which takes the tail from scipy's `norm.sf`) and
 Benjamini-Hochberg q-values (`multipletests(pvals, method="fdr_bh")`).
 
 - The SQL macros of macros/metrics/rate_statistics.sql, rendered by dbt (`dbt compile --inline`) and run
   unrounded on DuckDB over a grid of counts and z statistics.
-- The Python Wilson interval of dashboards/stats.py over the same grid.
-- The expected rows of the analyzer unit tests (models/marts/analyzer/_analyzer__models.yml) are
-  statsmodels' values, rounded to the marts' 6 decimals: the pasted numbers come from the oracle.
+- The expected rows of the analyzer unit tests (models/marts/analyzer/_analyzer__models.yml) and of
+  metric_rates_by_period's (models/marts/metrics/_metrics__models.yml) are statsmodels' values, rounded to
+  the marts' 6 decimals: the pasted numbers come from the oracle. (The dashboard computes no statistic: the
+  Python copy of the formulas, dashboards/stats.py, is gone.)
 
 The demo marts are compared with statsmodels row by row in test_dbt_marts_feedback.py. Each test prints
 the largest difference it measured (`pytest -s` shows it) and fails when it compared nothing.
@@ -31,9 +33,8 @@ import pytest
 import yaml
 from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import proportion_confint, proportions_ztest
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint, proportions_ztest
 
-from dashboards import stats
 from operations.build import dbt_command
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,6 +120,7 @@ def macro_results(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
         [{"kind": "wilson", "successes": s, "trials": n} for s, n in count_grid()]
         + [{"kind": "z_test", "x1": x1, "n1": n1, "x2": x2, "n2": n2} for x1, n1, x2, n2 in pair_grid()]
         + [{"kind": "tail", "z": z} for z in z_grid()]
+        + [{"kind": "newcombe", "x1": x1, "n1": n1, "x2": x2, "n2": n2} for x1, n1, x2, n2 in pair_grid()]
     )
     frame = pd.DataFrame(cases, columns=["kind", "successes", "trials", "x1", "n1", "x2", "n2", "z"])
     compiled = compile_inline(
@@ -130,7 +132,15 @@ def macro_results(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
             {{ two_proportion_z('x1', 'n1', 'x2', 'n2') }} as z_statistic,
             {{ two_sided_p_value(two_proportion_z('x1', 'n1', 'x2', 'n2')) }} as z_test_p_value,
             {{ two_sided_p_value('z') }} as p_value_of_z,
-            {{ normal_quantile_975() }} as z_975
+            {{ normal_quantile_975() }} as z_975,
+            {{ newcombe_difference_low(
+                'x1 * 1.0 / nullif(n1, 0)', wilson_low('x1', 'n1'), wilson_high('x1', 'n1'),
+                'x2 * 1.0 / nullif(n2, 0)', wilson_low('x2', 'n2'), wilson_high('x2', 'n2'),
+            ) }} as newcombe_low,
+            {{ newcombe_difference_high(
+                'x1 * 1.0 / nullif(n1, 0)', wilson_low('x1', 'n1'), wilson_high('x1', 'n1'),
+                'x2 * 1.0 / nullif(n2, 0)', wilson_low('x2', 'n2'), wilson_high('x2', 'n2'),
+            ) }} as newcombe_high
         from grid_cases
         """,
         tmp_path_factory.mktemp("compile"),
@@ -196,19 +206,27 @@ def test_sql_p_value_is_the_exact_normal_tail(macro_results: pd.DataFrame) -> No
     assert (rows["z_975"] == norm.ppf(0.975)).all()
 
 
-def test_python_wilson_matches_statsmodels() -> None:
-    assert norm.ppf(0.975) == stats.Z_95
+def newcombe_oracle(x1: float, n1: float, x2: float, n2: float) -> tuple[float, float]:
+    low, high = confint_proportions_2indep(x1, n1, x2, n2, method="newcomb", compare="diff", alpha=0.05)
+    return float(low), float(high)
+
+
+def test_sql_newcombe_interval_matches_statsmodels(macro_results: pd.DataFrame) -> None:
+    """The change's interval of metric_rates_by_period (and skill_correction_trend_intervals): Newcombe's hybrid
+    score interval from two Wilson intervals, against statsmodels' `newcomb` over the two-sample grid."""
+    rows = macro_results[macro_results["kind"] == "newcombe"]
     worst = 0.0
-    cases = count_grid()
-    for successes, trials in cases:
-        rate = stats.wilson(successes, trials)
-        low, high = wilson_oracle(successes, trials)
-        assert rate.low is not None and rate.high is not None
-        worst = max(worst, abs(rate.low - low), abs(rate.high - high))
-    print(f"\ndashboards.stats.wilson vs statsmodels: max abs difference {worst:.3g} over {len(cases)} intervals")
-    assert len(cases) > 100
+    compared = 0
+    for row in rows.itertuples():
+        if row.n1 == 0 or row.n2 == 0:
+            assert pd.isna(row.newcombe_low) and pd.isna(row.newcombe_high), row
+            continue
+        low, high = newcombe_oracle(row.x1, row.n1, row.x2, row.n2)
+        worst = max(worst, abs(row.newcombe_low - max(-1.0, low)), abs(row.newcombe_high - min(1.0, high)))
+        compared += 1
+    print(f"\nSQL newcombe_difference_low/high vs statsmodels: max abs difference {worst:.3g} over {compared} pairs")
+    assert compared > 1000
     assert worst <= EXACT
-    assert stats.wilson(0, 0).low is None
 
 
 # -- the unit tests' expected rows are statsmodels' ---------------------------------------------------------------
@@ -293,3 +311,25 @@ def test_benjamini_hochberg_oracle_agrees_with_the_textbook_steps() -> None:
         warnings.simplefilter("error")
         _, q_values, _, _ = multipletests([0.01, 0.04, 0.03, 0.005], method="fdr_bh")
     assert list(q_values) == pytest.approx([0.02, 0.04, 0.04, 0.02], abs=1e-15)
+
+
+def test_period_rate_unit_test_expects_statsmodels_values() -> None:
+    """metric_rates_by_period's unit test: each row's Wilson intervals and Newcombe change interval are
+    statsmodels' (6 decimals), recomputed from the row's counts."""
+    tests = yaml.safe_load((REPO / "models" / "marts" / "metrics" / "_metrics__models.yml").read_text())["unit_tests"]
+    compared = 0
+    for test in tests:
+        for row in test["expect"]["rows"]:
+            if "rate_ci_low" not in row:
+                continue
+            low, high = wilson_oracle(row["successes"], row["trials"])
+            assert (row["rate_ci_low"], row["rate_ci_high"]) == (rounded(low), rounded(high)), row
+            compared += 1
+            if row["previous_trials"] and row["trials"]:
+                change = newcombe_oracle(
+                    row["successes"], row["trials"], row["previous_successes"], row["previous_trials"]
+                )
+                assert (row["rate_change_ci_low"], row["rate_change_ci_high"]) == tuple(rounded(v) for v in change), row
+                compared += 1
+    print(f"\nperiod rate unit test: {compared} expected intervals equal statsmodels' (6 decimals)")
+    assert compared >= 6

@@ -1,6 +1,7 @@
 -- One row per analyzer feedback event: the active raw table and the Parquet
 -- archive that `purge` moved older events to (disjoint, each unique on
--- event_id), invocation time renamed to invoked_at, enums lower-cased.
+-- event_id), invocation time renamed to invoked_at, enums lower-cased;
+-- is_archived tells which of the two relations a row was read from.
 
 {%- set raw_columns = [
     'event_id',
@@ -30,11 +31,13 @@ archived_events as (
 
 source as (
     select
-        {{ raw_columns | join(',\n        ') }}
+        {{ raw_columns | join(',\n        ') }},
+        false as is_archived
     from active_events
     union all
     select
-        {{ raw_columns | join(',\n        ') }}
+        {{ raw_columns | join(',\n        ') }},
+        true as is_archived
     from archived_events
 ),
 
@@ -63,7 +66,8 @@ renamed as (
         dimension_hint_normalised as dimension_hint,
         _loaded_at as loaded_at,
         _load_id as load_id,
-        _source_uri as source_uri
+        _source_uri as source_uri,
+        is_archived
     from normalised
 )
 

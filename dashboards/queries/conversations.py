@@ -1,0 +1,127 @@
+"""The Conversations and reactions page's queries: satisfaction by origin (of the period and per day, for any
+tenant and project), replaced and cleared reactions, the conversations of the period and one conversation."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+
+from dashboards.data import _cached, _queries, _query
+from dashboards.queries.period_rates import daily_rates, period_rates
+from dashboards.queries.scope import floor
+
+
+def satisfaction_by_origin(
+    as_of: dt.date, period_days: int, retained: bool, tenant: str | None, project: str | None
+) -> pd.DataFrame:
+    """Satisfaction of the period per origin (segment_value): rate and interval, trials = active reactions."""
+    return period_rates(as_of, period_days, retained, tenant, project, ("reaction_satisfaction",), "origin")
+
+
+def satisfaction_daily(
+    start: dt.date, end: dt.date, retained: bool, tenant: str | None, project: str | None
+) -> pd.DataFrame:
+    """Satisfaction per day and origin: the 1-day periods of metric_rates_by_period."""
+    daily = daily_rates(start, end, retained, tenant, project, "reaction_satisfaction", "origin")
+    return daily.rename(
+        columns={
+            "as_of_date": "reaction_date",
+            "segment_value": "origin",
+            "rate": "satisfaction_rate",
+            "rate_ci_low": "satisfaction_rate_ci_low",
+            "rate_ci_high": "satisfaction_rate_ci_high",
+            "trials": "reactions",
+            "successes": "ok",
+        }
+    )
+
+
+def flip_rate(as_of: dt.date, period_days: int, retained: bool) -> pd.DataFrame:
+    """(replacements + clears) / user reactions over the period, all tenants: one row, none without reactions."""
+    return period_rates(as_of, period_days, retained, None, None, ("reaction_flip_rate",))
+
+
+@_cached
+def reaction_changes_daily(start: dt.date, end: dt.date, retained: bool) -> pd.DataFrame:
+    return _query(
+        """
+        select reaction_date, user_reactions, new_reactions, replacements, reversals, clears,
+               flip_rate, flip_rate_ci_low, flip_rate_ci_high
+        from marts.reaction_changes_daily
+        where reaction_date between $start and $end and ($floor is null or reaction_date >= $floor)
+        order by reaction_date
+        """,
+        {"start": start, "end": end, "floor": floor("turn_reactions", retained)},
+    )
+
+
+@_cached
+def conversations(
+    start: dt.date, end: dt.date, retained: bool, tenant: str | None, project: str | None, limit: int = 500
+) -> pd.DataFrame:
+    """Conversations whose last reaction falls in the period, newest first, with the total count as `matching`.
+
+    `tenant` is the tenant key, `tenant_name` its display name; `source_tenant_id` (the reactions' own tenant),
+    project and conversation_id identify the conversation for `conversation_detail`."""
+    return _query(
+        """
+        select tenant_name, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
+               satisfaction_rate, tenant, source_tenant_id,
+               count(*) over () as matching
+        from marts.conversation_satisfaction
+        where last_activity_at >= $start and last_activity_at < $end + interval 1 day
+          and ($floor is null or last_activity_at >= $floor)
+          and ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
+        order by last_activity_at desc, conversation_id
+        limit $limit
+        """,
+        {
+            "start": start,
+            "end": end,
+            "floor": floor("turn_reactions", retained),
+            "tenant": tenant,
+            "project": project,
+            "limit": limit,
+        },
+    )
+
+
+@_cached
+def conversation_detail(
+    source_tenant_id: str, project: str, conversation_id: str, retained: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One conversation on one connection: the active reaction of each turn (its rn identifies the stored row),
+    and every stored reaction (replaced and cleared ones too), flagged when it is the active one.
+
+    The conversation is named as the reactions name it: their own tenant (`source_tenant_id` in the marts,
+    `tenant` in the stored rows), project and conversation id. Stored rows: retained_turn_reactions, or
+    stored_turn_reactions (everything stored up to as_of) when the retention switch is off."""
+    relation = "marts.retained_turn_reactions" if retained else "marts.stored_turn_reactions"
+    key = {"source_tenant_id": source_tenant_id, "project": project, "conversation_id": conversation_id}
+    same_conversation = "project = $project and conversation_id = $conversation_id"
+    active_rows = f"source_tenant_id = $source_tenant_id and {same_conversation}"
+    stored_rows = f"tenant = $source_tenant_id and {same_conversation}"
+    turns, history = _queries(
+        (
+            f"""
+            select turn_id, origin, reaction, confidence, reacted_at, comment_text, rn
+            from marts.turn_reactions_active
+            where {active_rows}
+            order by reacted_at, turn_id, origin
+            """,
+            key,
+        ),
+        (
+            f"""
+            with active as (select rn from marts.turn_reactions_active where {active_rows})
+            select history.turn_id, history.origin, history.reaction, history.is_clear, history.confidence,
+                   history.reacted_at, history.reaction_rn as rn, active.rn is not null as is_active
+            from (select * from {relation} where {stored_rows}) as history
+            left join active on active.rn = history.reaction_rn
+            order by history.turn_id, history.reacted_at
+            """,
+            key,
+        ),
+    )
+    return turns, history

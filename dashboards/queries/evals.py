@@ -1,0 +1,88 @@
+"""The Evals page's queries: the matrix, a cell's dimensions and replays, regressions, trends per set and agent."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+
+from dashboards.data import _cached, _query
+from dashboards.queries.scope import ALL_MEMBERS, floor
+
+
+@_cached
+def eval_matrix(tenant: str | None) -> pd.DataFrame:
+    return _query(
+        """
+        select golden_set, golden_session_id, agent_id, replay_session_id, replayed_at, passed, overall_accuracy,
+               cell_status, failed_dimension_names, divergence_count, previous_passed, previous_overall_accuracy,
+               replays_in_window, passes_in_window, flips_in_window, has_pending_replay, pending_replay_session_id,
+               latest_pending_at, pending_since
+        from marts.eval_matrix
+        where $tenant is null or tenant = $tenant
+        order by golden_set, golden_session_id, agent_id
+        """,
+        {"tenant": tenant},
+    )
+
+
+@_cached
+def eval_cell_dimensions(replay_session_id: str) -> pd.DataFrame:
+    return _query(
+        """
+        select dimension, score, passed, divergence_count, divergences
+        from marts.eval_cell_dimensions
+        where replay_session_id = $replay_session_id
+        order by passed, dimension
+        """,
+        {"replay_session_id": replay_session_id},
+    )
+
+
+@_cached
+def eval_cell_history(golden_session_id: str, agent_id: str) -> pd.DataFrame:
+    """Every finished replay of one matrix cell: when, whether it passed, its mean dimension score."""
+    return _query(
+        """
+        select replay_session_id, replayed_at, passed, mean_score, divergences
+        from marts.eval_cell_replays
+        where golden_session_id = $golden_session_id and agent_id = $agent_id
+        order by replayed_at
+        """,
+        {"golden_session_id": golden_session_id, "agent_id": agent_id},
+    )
+
+
+@_cached
+def eval_regressions(tenant: str | None) -> pd.DataFrame:
+    return _query(
+        """
+        select golden_set, golden_session_id, agent_id, replayed_at, overall_accuracy, previous_overall_accuracy,
+               accuracy_change, failed_dimension_names, divergence_count, has_pending_replay
+        from marts.eval_regressions
+        where $tenant is null or tenant = $tenant
+        order by replayed_at desc
+        """,
+        {"tenant": tenant},
+    )
+
+
+@_cached
+def eval_trend(start: dt.date, end: dt.date, retained: bool, tenant: str | None) -> pd.DataFrame:
+    """Pass rate and mean accuracy per golden set, agent config and run day, of one tenant or of all of them
+    (eval_set_accuracy_trend_rollup)."""
+    return _query(
+        """
+        select golden_set, agent_id, run_date, replays, passes, pass_rate, mean_accuracy
+        from marts.eval_set_accuracy_trend_rollup
+        where run_date between $start and $end and ($floor is null or run_date >= $floor)
+          and tenant_filter = $tenant_filter
+        order by golden_set, agent_id, run_date
+        """,
+        {
+            "start": start,
+            "end": end,
+            "floor": floor("replay_sessions", retained),
+            "tenant_filter": tenant or ALL_MEMBERS,
+        },
+    )

@@ -1,0 +1,48 @@
+"""The Warehouse page's queries: rows per raw table, loads, quarantine, as of the last build (warehouse_* marts)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dashboards.data import _cached, _query
+
+
+@_cached
+def raw_table_counts() -> pd.DataFrame:
+    return _query("select raw_table, row_count, last_loaded_at from marts.warehouse_raw_tables order by table_order")
+
+
+@_cached
+def recent_loads(limit: int = 50) -> pd.DataFrame:
+    return _query(
+        """
+        select finished_at, source, target_table, uri, rows_read, rows_loaded, rows_quarantined, rows_duplicate,
+               seconds
+        from marts.warehouse_loads
+        order by finished_at desc
+        limit $limit
+        """,
+        {"limit": limit},
+    )
+
+
+@_cached
+def quarantine_by_reason() -> pd.DataFrame:
+    return _query(
+        """
+        select target_table, first_reason, quarantined_rows as rows, last_seen_at
+        from marts.warehouse_quarantine_reasons
+        order by rows desc
+        """
+    )
+
+
+@_cached
+def daily_loaded_rows() -> pd.DataFrame:
+    return _query(
+        """
+        select load_date, target_table, rows_loaded
+        from marts.warehouse_loaded_rows_daily
+        order by load_date
+        """
+    )

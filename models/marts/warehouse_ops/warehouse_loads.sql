@@ -1,0 +1,24 @@
+-- One row per file or table a load read (the load manifest), with how long
+-- reading it took: the Warehouse page's latest loads.
+
+with manifest as (
+    select * from {{ ref('stg_warehouse_ops__load_manifest') }}
+),
+
+loads as (
+    select
+        load_id,
+        finished_at,
+        source,
+        target_table,
+        uri,
+        rows_read,
+        rows_loaded,
+        rows_quarantined,
+        rows_duplicate,
+        {{ dbt.datediff('started_at', 'finished_at', 'millisecond') }}
+        / 1000.0 as seconds
+    from manifest
+)
+
+select * from loads

@@ -1,0 +1,25 @@
+-- One row per file or table a load read (raw.load_manifest), as the loader
+-- wrote it.
+
+with source as (
+    select * from {{ source('warehouse_ops', 'load_manifest') }}
+),
+
+renamed as (
+    select
+        load_id,
+        source,
+        target_table,
+        uri,
+        checksum,
+        size_bytes,
+        rows_read,
+        rows_loaded,
+        rows_quarantined,
+        rows_duplicate,
+        started_at,
+        finished_at
+    from source
+)
+
+select * from renamed
