@@ -1,7 +1,9 @@
-"""The style checks CI enforces, as part of the test suite: ruff on the Python, sqlfluff (dbt templater) on the SQL."""
+"""The style checks CI enforces, as part of the test suite: ruff on the Python, sqlfluff on the SQL (dbt templater) and
+on the macros (jinja templater)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,3 +38,12 @@ def test_sqlfluff_with_the_dbt_templater(tmp_path: Path) -> None:
     result = run([str(BIN / "sqlfluff"), "lint", "models", "tests/dbt"], FEEDBACK_DB=":memory:")
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
     assert "All Finished" in result.stdout
+
+
+def test_sqlfluff_on_the_macros_with_the_jinja_templater() -> None:
+    """The dbt templater skips macro files, so macros/ is linted with the jinja templater (see macros/.sqlfluff)."""
+    result = run([str(BIN / "sqlfluff"), "lint", "--templater", "jinja", "--format", "json", "macros"])
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
+    linted = {Path(entry["filepath"]).as_posix() for entry in json.loads(result.stdout)}
+    macro_files = {path.relative_to(ROOT).as_posix() for path in (ROOT / "macros").rglob("*.sql")}
+    assert macro_files and linted == macro_files, sorted(macro_files ^ linted)

@@ -49,3 +49,20 @@
 {% macro duckdb__json_is_object(json_column, path) -%}
     coalesce(json_type({{ json_column }}, '$.{{ path }}') = 'OBJECT', false)
 {%- endmacro %}
+
+{#-
+    True when the value at `path` is a JSON array, false otherwise (absent,
+    null, a scalar or an object, or a null column): never null. Guards
+    json_array_elements_join (json_unnest.sql).
+-#}
+{% macro json_is_array(json_column, path) -%}
+    {{ return(adapter.dispatch('json_is_array', 'feedback_analytics')(json_column, path)) }}
+{%- endmacro %}
+
+{% macro default__json_is_array(json_column, path) -%}
+    coalesce(substr(trim(get_json_object({{ json_column }}, '$.{{ path }}')), 1, 1) = '[', false)
+{%- endmacro %}
+
+{% macro duckdb__json_is_array(json_column, path) -%}
+    coalesce(json_type({{ json_column }}, '$.{{ path }}') = 'ARRAY', false)
+{%- endmacro %}

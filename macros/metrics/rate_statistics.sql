@@ -116,7 +116,7 @@
         high = (p1 - p2) + sqrt((u1 - p1)^2 + (p2 - l2)^2), at most 1
     NULL when either rate is (an empty sample). statsmodels'
     confint_proportions_2indep(method='newcomb') computes the same interval
-    (tests/test_statistics_oracle.py). The arguments are SQL expressions,
+    (tests/dbt/test_statistics_oracle.py). The arguments are SQL expressions,
     ideally of unrounded rates and bounds.
 #}
 {% macro newcombe_difference_low(p1, low1, high1, p2, low2, high2) -%}

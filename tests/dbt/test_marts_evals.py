@@ -58,7 +58,7 @@ SEED_SOURCE_SYSTEM = {"turn_reactions": "reactions"}  # mart name -> seed name
 
 
 def as_of_instant(value: str) -> dt.datetime:
-    """The dbt var `as_of` as macros/metrics/as_of.sql reads it: a date is the end of that day."""
+    """The dbt var `as_of` as macros/as_of/as_of.sql reads it: a date is the end of that day."""
     if len(value) == 10:
         return dt.datetime.combine(dt.date.fromisoformat(value), dt.time.max)
     return dt.datetime.fromisoformat(value)

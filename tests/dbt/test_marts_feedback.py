@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 AS_OF = "2026-11-01"
-# A date as_of means the end of that day (macros/metrics/as_of.sql).
+# A date as_of means the end of that day (macros/as_of/as_of.sql).
 AS_OF_TS = dt.datetime(2026, 11, 1, 23, 59, 59, 999999)
 # dbt_project.yml defaults.
 LOOKBACK_DAYS = 90

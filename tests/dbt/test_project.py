@@ -178,6 +178,38 @@ def insert_placeholder_row(con: duckdb.DuckDBPyConnection, table: str) -> None:
     con.execute(f"insert into raw.{table} ({names}) values ({values})")
 
 
+MACRO_SIGNATURE = re.compile(r"\{%-?\s*(?:macro|test)\s+\w+\s*\((?P<arguments>.*?)\)\s*-?%\}", re.DOTALL)
+
+
+def test_every_macro_is_documented_in_its_folder(manifest: dict[str, Any]) -> None:
+    """Every macro of the project has a description and each of its arguments a type and a description, in the
+    _<folder>__macros.yml next to it (dbt_project.yml's validate_macro_args checks the names and types at parse)."""
+    macros = [macro for macro in manifest["macros"].values() if macro["package_name"] == "feedback_analytics"]
+    assert len(macros) > 40
+    problems = []
+    for macro in macros:
+        where = f"{macro['name']} ({macro['original_file_path']})"
+        folder = Path(macro["original_file_path"]).parent
+        properties = folder / f"_{folder.name}__macros.yml"
+        if not macro["patch_path"] or Path(macro["patch_path"].split("://")[1]) != properties:
+            problems.append(f"{where}: not documented in {properties}")
+            continue
+        if not macro["description"].strip():
+            problems.append(f"{where}: no description")
+        signature = MACRO_SIGNATURE.match(macro["macro_sql"])
+        assert signature, where
+        names = [argument.split("=")[0].strip() for argument in signature["arguments"].split(",") if argument.strip()]
+        documented = [argument["name"] for argument in macro["arguments"]]
+        if documented != names:
+            problems.append(f"{where}: arguments {names}, documented {documented}")
+        problems += [
+            f"{where}: argument {argument['name']} without a type or a description"
+            for argument in macro["arguments"]
+            if not (argument.get("type") or "").strip() or not (argument.get("description") or "").strip()
+        ]
+    assert problems == []
+
+
 KEY_TESTS = {"primary_key", "unique_combination_of_columns"}
 
 

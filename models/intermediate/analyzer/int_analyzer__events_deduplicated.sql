@@ -50,15 +50,21 @@ single_copies as (
     where event_id not in (select repeated_keys.event_id from repeated_keys)
 ),
 
-first_loaded_of_repeated as (
-    select copies.*
+ranked_copies_of_repeated as (
+    select
+        copies.*,
+        row_number() over (
+            partition by copies.event_id
+            order by copies.loaded_at asc, copies.load_id asc, copies.source_uri asc
+        ) as load_rank
     from invoked_by_as_of as copies
     inner join repeated_keys
         on copies.event_id = repeated_keys.event_id
-    qualify row_number() over (
-        partition by copies.event_id
-        order by copies.loaded_at asc, copies.load_id asc, copies.source_uri asc
-    ) = 1
+),
+
+first_loaded_of_repeated as (
+    select * from ranked_copies_of_repeated
+    where load_rank = 1
 ),
 
 deduplicated as (

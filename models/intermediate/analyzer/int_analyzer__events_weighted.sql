@@ -1,6 +1,3 @@
--- A view: a projection with a three-row seed join, cheaper to recompute than to store.
-{{ config(materialized='view') }}
-
 -- Deduplicated analyzer events with their correction weight from the seed
 -- analyzer_outcome_weights (correction 1, partial 0.5, acceptance 0): the
 -- numerator of every correction rate is the sum of these weights.

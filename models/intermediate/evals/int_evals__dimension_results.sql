@@ -1,10 +1,10 @@
 -- One row per (eval replay, dimension) of the replay's eval result
 -- (`metadata.eval_result.dimensions`, an object name -> {passed, score, ...}),
--- unnested with json_object_entries_join (adapter-specific, macros/marts_evals).
--- Every replay is here whatever its date: the as-of cut is made once, in
--- int_evals__replay_outcomes, and the marts join to it. A dimension whose
--- `passed` is missing or not a boolean has passed = null (it does not count
--- as passed downstream).
+-- unnested with json_object_entries_join (adapter-specific,
+-- macros/cross_db/json_unnest.sql). Every replay is here whatever its date:
+-- the as-of cut is made once, in int_evals__replay_outcomes, and the marts
+-- join to it. A dimension whose `passed` is missing or not a boolean has
+-- passed = null (it does not count as passed downstream).
 
 with sessions as (
     select * from {{ ref('stg_workspace__sessions') }}

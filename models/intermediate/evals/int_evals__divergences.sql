@@ -1,9 +1,9 @@
 -- One row per divergence of an eval replay (`metadata.eval_result.divergences`,
 -- an ordered array of mismatches with the golden session, each
 -- {dimension, severity, expected, actual, ...}), unnested with
--- json_array_elements_join (adapter-specific, macros/marts_evals). The
--- position keeps the upstream order for the drill-down. Every replay is here
--- whatever its date: the as-of cut is made in int_evals__replay_outcomes.
+-- json_array_elements_join (adapter-specific, macros/cross_db/json_unnest.sql).
+-- The position keeps the upstream order for the drill-down. Every replay is
+-- here whatever its date: the as-of cut is made in int_evals__replay_outcomes.
 
 with sessions as (
     select * from {{ ref('stg_workspace__sessions') }}

@@ -1,6 +1,3 @@
--- A view: a filter on int_reactions__history (a table), cheaper to recompute than to store.
-{{ config(materialized='view') }}
-
 -- The reactions that count, as of the report instant: each user's latest
 -- reaction per turn unless it was cleared, and machine reactions at or above
 -- `machine_confidence_threshold` (see int_reactions__history).

@@ -1,6 +1,3 @@
--- A view: read once by feedback_signals, which stores it; a second 10M-row copy would only cost time.
-{{ config(materialized='view') }}
-
 -- Every feedback signal of every source at or before the report instant, on
 -- one shape, before its label is mapped to the common rating scale:
 -- - session_feedback: an end-of-session answer (stg_session_feedback__records),

@@ -5,7 +5,6 @@
 -- failed-to-run or cancelled replay is neither a pass nor a fail.
 {{
     config(
-        materialized='incremental',
         incremental_strategy='delete+insert',
         unique_key='run_date',
         full_refresh=false,

@@ -2,7 +2,6 @@
 -- incremental on the day (see session_feedback_daily_history). Counts only.
 {{
     config(
-        materialized='incremental',
         incremental_strategy='delete+insert',
         unique_key='reaction_date',
         full_refresh=false,

@@ -4,7 +4,6 @@
 -- Counts only, no identifiers (so `forget` leaves nothing behind here).
 {{
     config(
-        materialized='incremental',
         incremental_strategy='delete+insert',
         unique_key='feedback_date',
         full_refresh=false,

@@ -3,7 +3,6 @@
 -- session_feedback_daily_history). Counts only.
 {{
     config(
-        materialized='incremental',
         incremental_strategy='delete+insert',
         unique_key='invoked_date',
         full_refresh=false,

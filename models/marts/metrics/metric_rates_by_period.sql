@@ -221,7 +221,7 @@ windowed as (
                 partition by {{ series_key | join(', ') }} order by as_of_date
                 rows between {{ 2 * days - 1 }} preceding and {{ days }} preceding
             ), 0) as previous_trials_{{ days }}
-            {%- endfor %}
+        {%- endfor %}
     from dense
 ),
 

@@ -4,10 +4,6 @@
 -- `tenant` is the one tenant key across sources, with its display name
 -- (int_tenants__mapped); source_tenant_id is the reactions' own tenant.
 
--- A view: a filter on int_reactions__history (a table, the same rows plus
--- the replaced and cleared ones), cheaper to read than to store again.
-{{ config(materialized='view') }}
-
 with active as (
     select * from {{ ref('int_reactions__active') }}
 ),

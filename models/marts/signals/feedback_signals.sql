@@ -7,11 +7,6 @@
 -- display name, from int_tenants__mapped (the seed `tenants`; an id the seed
 -- does not list is its own key); source_tenant_id is the source's own id.
 
--- A view: a union of stored intermediate tables and joins to a small seed and
--- the small tenant mapping, cheaper to read on demand than to store every
--- signal a second time. The dashboard reads feedback_signals_daily.
-{{ config(materialized='view') }}
-
 with signals as (
     select * from {{ ref('int_signals__unioned') }}
 ),

@@ -13,7 +13,7 @@
 {% macro as_of_timestamp() %}
     {%- set value = var('as_of', none) -%}
     {%- if value is none or (value | string | trim) == '' -%}
-        {{ adapter.dispatch('utc_now', 'feedback_analytics')() }}
+        {{ utc_now() }}
     {%- else -%}
         cast('{{ as_of_utc_text(value) }}' as {{ dbt.type_timestamp() }})
     {%- endif -%}
@@ -26,9 +26,13 @@
 #}
 {% macro as_of_utc_text(value) %}
     {%- set text = value | string | trim -%}
-    {%- if not modules.re.match('^[0-9]{4}-?(W?[0-9]{2}-?[0-9]{1,2}|[0-9]{3})([T ][0-9:.,]+([Zz]|[+-][0-9:]+)?)?$', text) -%}
+    {#- a date, ordinal date or week date, then optionally a time and an offset -#}
+    {%- set iso_8601_pattern = '^[0-9]{4}-?(W?[0-9]{2}-?[0-9]{1,2}|[0-9]{3})'
+        ~ '([T ][0-9:.,]+([Zz]|[+-][0-9:]+)?)?$' -%}
+    {%- if not modules.re.match(iso_8601_pattern, text) -%}
         {{ exceptions.raise_compiler_error(
-            "var as_of = '" ~ text ~ "' is not a date (YYYY-MM-DD) or an ISO-8601 timestamp (e.g. 2026-11-15T12:00:00Z)"
+            "var as_of = '" ~ text ~ "' is not a date (YYYY-MM-DD) or an ISO-8601 timestamp"
+            ~ " (e.g. 2026-11-15T12:00:00Z)"
         ) }}
     {%- endif -%}
     {%- if 'T' not in text.upper() and ' ' not in text -%}
@@ -40,12 +44,3 @@
     {%- endif -%}
     {{ return(parsed.isoformat(sep=' ', timespec='microseconds')) }}
 {% endmacro %}
-
-{% macro default__utc_now() -%}
-    cast(current_timestamp as {{ dbt.type_timestamp() }})
-{%- endmacro %}
-
-{# DuckDB: now() is a timestamptz; the profile's TimeZone is UTC, so the cast yields UTC wall time. #}
-{% macro duckdb__utc_now() -%}
-    cast(now() as timestamp)
-{%- endmacro %}

@@ -42,29 +42,15 @@
     )) }}
 {%- endmacro %}
 
-{% macro default__json_array_elements_join(json_column, entry_alias, position_column, value_column) -%}
+{% macro default__json_array_elements_join(
+    json_column, entry_alias, position_column, value_column
+) -%}
     lateral view posexplode(from_json({{ json_column }}, 'array<string>'))
         {{ entry_alias }} as {{ position_column }}, {{ value_column }}
 {%- endmacro %}
 
-{% macro duckdb__json_array_elements_join(json_column, entry_alias, position_column, value_column) -%}
+{% macro duckdb__json_array_elements_join(
+    json_column, entry_alias, position_column, value_column
+) -%}
     cross join json_each({{ json_column }}) as {{ entry_alias }} ({{ position_column }}, {{ value_column }})
-{%- endmacro %}
-
-{#-
-    True when the value at `path` is a JSON array, false otherwise (absent,
-    null, a scalar or an object, or a null column): never null. The
-    companion of json_is_object (macros/cross_db/json.sql), to guard
-    json_array_elements_join.
--#}
-{% macro json_is_array(json_column, path) -%}
-    {{ return(adapter.dispatch('json_is_array', 'feedback_analytics')(json_column, path)) }}
-{%- endmacro %}
-
-{% macro default__json_is_array(json_column, path) -%}
-    coalesce(substr(trim(get_json_object({{ json_column }}, '$.{{ path }}')), 1, 1) = '[', false)
-{%- endmacro %}
-
-{% macro duckdb__json_is_array(json_column, path) -%}
-    coalesce(json_type({{ json_column }}, '$.{{ path }}') = 'ARRAY', false)
 {%- endmacro %}

@@ -1,6 +1,6 @@
 {#-
-    Metric helpers of the feedback marts (analyzer, session feedback, turn
-    reactions). See docs/metrics.md (part 1) for the formulas.
+    Rate columns of the marts: a rate with its 95% Wilson interval
+    (rate_statistics.sql), rounded. See docs/metrics.md for the formulas.
 
     Every published rate and statistic is rounded to `metric_precision()`
     decimals: the marts are read by people and dashboards, and a fixed
