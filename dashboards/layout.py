@@ -46,7 +46,7 @@ def _through_entry_point() -> None:
         st.rerun()
 
 
-def page(title: str, *, needs_marts: bool = True) -> tuple[data.WarehouseStatus, filters.Filters]:
+def page(title: str) -> tuple[data.WarehouseStatus, filters.Filters]:
     """Title, freshness line and the filters in force; stops the page with instructions when nothing can be shown."""
     _through_entry_point()
     st.title(title)
@@ -55,7 +55,7 @@ def page(title: str, *, needs_marts: bool = True) -> tuple[data.WarehouseStatus,
     except data.WarehouseUnavailable as exc:
         st.warning(str(exc))
         st.stop()
-    if status.state == "missing" or status.state == "not_loaded" or (needs_marts and not status.ready):
+    if not status.ready:  # every page reads marts: missing, not loaded or not built stops it here
         st.error(status.message)
         st.markdown(COMMANDS)
         st.stop()

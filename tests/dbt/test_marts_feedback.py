@@ -25,7 +25,7 @@ from statsmodels.stats.multitest import multipletests
 
 from demo import IMPROVING_SKILL, NEW_SKILL, WORSENING_SKILL
 from operations.build import dbt_command
-from tests.dbt.test_statistics_oracle import round_like_the_marts, wilson_oracle, z_test_oracle
+from tests.support.statistics import round_like_the_marts, wilson_oracle, z_test_oracle
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,6 @@ the largest difference it measured (`pytest -s` shows it) and fails when it comp
 from __future__ import annotations
 
 import datetime as dt
-import math
 import os
 import random
 import subprocess
@@ -27,15 +26,15 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint, proportions_ztest
+from statsmodels.stats.proportion import confint_proportions_2indep
 
 from operations.build import dbt_command
+from tests.support.statistics import round_like_the_marts, wilson_oracle, z_test_oracle
 
 REPO = Path(__file__).resolve().parents[2]
 ANALYZER_YAML = REPO / "models" / "marts" / "analyzer" / "_analyzer__models.yml"
@@ -45,26 +44,6 @@ LOOKBACK_DAYS = 90
 EXACT = 1e-12
 # The far tail of the normal (p < 1.6e-12 beyond |z| = 7.07) is compared relatively.
 TAIL_RELATIVE = 2e-8
-
-
-def round_like_the_marts(value: float) -> float:
-    """DuckDB's round(value, 6), which the marts publish: half away from zero of value * 1e6, over 1e6."""
-    scaled = abs(value * 1e6)
-    whole = math.floor(scaled)
-    return math.copysign(whole + (1 if scaled - whole >= 0.5 else 0), value) / 1e6
-
-
-def wilson_oracle(successes: float, trials: float) -> tuple[float, float]:
-    low, high = proportion_confint(successes, trials, alpha=0.05, method="wilson")
-    return float(low), float(high)
-
-
-def z_test_oracle(x1: float, n1: float, x2: float, n2: float) -> tuple[float, float] | None:
-    """statsmodels' pooled two-sided z-test; None where it is undefined (an empty window, a pooled rate of 0 or 1)."""
-    if n1 <= 0 or n2 <= 0 or not 0 < x1 + x2 < n1 + n2:
-        return None
-    z, p = proportions_ztest(np.array([x1, x2], dtype=float), np.array([n1, n2], dtype=float))
-    return float(z), float(p)
 
 
 def count_grid() -> list[tuple[float, int]]:

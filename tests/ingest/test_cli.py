@@ -15,8 +15,6 @@ from tests.support.ingest import (
     analyzer_event,
     cli_env,
     count,
-    create_pg_session_feedback,
-    dsn_with_password,
     ingest_ok,
     places_containing,
     quarantine,
@@ -24,6 +22,10 @@ from tests.support.ingest import (
     run_on_a_terminal,
     session_record,
     write_jsonl,
+)
+from tests.support.postgres_tables import (
+    create_pg_session_feedback,
+    dsn_with_password,
 )
 
 # the first bytes of a PNG image (signature, IHDR chunk) and some binary after it

@@ -15,11 +15,7 @@ from tests.support.ingest import (
     analyzer_event,
     append_jsonl,
     assert_counts_add_up,
-    conv_row,
     count,
-    create_pg_conv_messages,
-    create_pg_session_feedback,
-    create_pg_workspace,
     eval_run,
     ingest_ok,
     manifest,
@@ -35,6 +31,12 @@ from tests.support.ingest import (
     workspace_session,
     write_jsonl,
     write_session_sqlite,
+)
+from tests.support.postgres_tables import (
+    conv_row,
+    create_pg_conv_messages,
+    create_pg_session_feedback,
+    create_pg_workspace,
 )
 
 DATA_AND_QUARANTINE = (*RAW_DATA_TABLES, "quarantine")

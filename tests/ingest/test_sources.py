@@ -13,11 +13,7 @@ from tests.support.ingest import (
     analyzer_event,
     assert_counts_add_up,
     cli_env,
-    conv_row,
     count,
-    create_pg_conv_messages,
-    create_pg_session_feedback,
-    create_pg_workspace,
     eval_run,
     ingest_ok,
     manifest,
@@ -34,6 +30,12 @@ from tests.support.ingest import (
     workspace_session,
     write_jsonl,
     write_session_sqlite,
+)
+from tests.support.postgres_tables import (
+    conv_row,
+    create_pg_conv_messages,
+    create_pg_session_feedback,
+    create_pg_workspace,
 )
 
 FREE_TEXT = "FREE-TEXT-the user typed this and it must never be stored"

@@ -16,10 +16,7 @@ import pytest
 
 from tests.support.ingest import (
     analyzer_event,
-    conv_row,
     count,
-    create_pg_conv_messages,
-    create_pg_session_feedback,
     eval_run,
     ingest_ok,
     jsonl_line,
@@ -37,6 +34,11 @@ from tests.support.ingest import (
     workspace_session,
     write_jsonl,
     write_session_sqlite,
+)
+from tests.support.postgres_tables import (
+    conv_row,
+    create_pg_conv_messages,
+    create_pg_session_feedback,
 )
 
 BOM = b"\xef\xbb\xbf"
