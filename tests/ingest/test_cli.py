@@ -415,3 +415,29 @@ def test_read_only_commands_on_a_duckdb_file_without_raw_tables(tmp_path: Path, 
     before = bare.read_bytes()
     assert_one_line_error(run_cli(*command, "--db", bare), bare, "has no raw.", "feedback-analytics ingest")
     assert bare.read_bytes() == before
+
+
+def test_python_m_ingest_still_runs_the_command_line(tmp_path: Path) -> None:
+    """The command line moved to cli/; `python -m ingest ...`, as scripts and cron lines wrote it, still runs it."""
+    events = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(n) for n in range(3)])
+    db = tmp_path / "compat.duckdb"
+    loaded = subprocess.run(
+        [sys.executable, "-m", "ingest", "ingest", "analyzer", str(events), "--db", str(db), "-q"],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        timeout=120,
+        check=False,
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    assert "landed 3" in loaded.stdout
+    assert count(db, "analyzer_events") == 3
+    refused = subprocess.run(
+        [sys.executable, "-m", "ingest", "purge", "--db", str(tmp_path / "raw.duckdb")],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        timeout=120,
+        check=False,
+    )
+    assert refused.returncode == 1 and refused.stderr.startswith("error: warehouse file name 'raw.duckdb' clashes")
