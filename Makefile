@@ -26,7 +26,7 @@ AS_OF := $(AS_OF)
 DEMO_DIR := demo-data
 DASHBOARD_PORT ?= 8501
 
-PYTHON_PATHS := $(wildcard warehouse cli demo ingest operations dashboards tests bench)
+PYTHON_PATHS := $(wildcard warehouse cli demo ingest operations dashboards tests bench scripts)
 SQL_PATHS := $(wildcard models tests/dbt)
 MACRO_PATHS := $(wildcard macros)
 PYTEST_ARGS ?=

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PYTHON_PATHS = [
     p
-    for p in ("warehouse", "cli", "demo", "ingest", "operations", "dashboards", "tests", "bench")
+    for p in ("warehouse", "cli", "demo", "ingest", "operations", "dashboards", "tests", "bench", "scripts")
     if (ROOT / p).exists()
 ]
 
