@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from warehouse.location import resolve_db_path
+
 ROOT = Path(__file__).resolve().parents[1]
 
 Call = tuple[str, Callable[[], Any]]
@@ -129,14 +131,15 @@ def p95(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", default=os.environ.get("FEEDBACK_DB") or "feedback.duckdb", help="warehouse file")
+    parser.add_argument("--db", default=None, help="warehouse file (default: $FEEDBACK_DB, else ./feedback.duckdb)")
     parser.add_argument("--loads", type=int, default=20, help="loads per page (default 20)")
     parser.add_argument("--period", type=int, default=30, choices=(7, 30, 90), help="period in days (default 30)")
     parser.add_argument("--per-query", action="store_true", help="also print every call's p95")
     args = parser.parse_args()
-    if not Path(args.db).exists():
-        raise SystemExit(f"error: no warehouse at {args.db}")
-    os.environ["FEEDBACK_DB"] = str(Path(args.db).resolve())
+    db = resolve_db_path(args.db)  # as every command finds it
+    if not db.exists():
+        raise SystemExit(f"error: no warehouse at {db}")
+    os.environ["FEEDBACK_DB"] = str(db.resolve())
     from streamlit.logger import set_log_level
 
     set_log_level("error")  # st.cache_data outside `streamlit run` warns "No runtime found"; it still caches

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from cli.options import db_option, parse_cli_as_of, quiet_option, warehouse_file
-from demo import generate
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
@@ -22,6 +21,10 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 @quiet_option
 def demo_data(out_dir: Path, seed: int, scale: float, as_of: str | None, quiet: bool) -> None:
     """Write a realistic, deterministic demo data set in every upstream format, plus OUT_DIR/sources.toml."""
+    # imported here, from its module: a `demo/` folder in the working directory (say, demo-data written
+    # there) would shadow the package for `python -m cli` and break every other command
+    from demo.dataset import generate
+
     if scale <= 0:
         raise click.BadParameter("must be greater than 0", param_hint="--scale")
     day = parse_cli_as_of(as_of, refuse_future=False).day

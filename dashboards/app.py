@@ -37,7 +37,7 @@ PAGES = [
 page = st.navigation(PAGES)
 try:
     status = data.status()
-except data.WarehouseUnavailable:
-    status = data.WarehouseStatus(str(data.warehouse_path()), "unavailable")  # the page says why
+except data.WarehouseUnavailable as exc:  # the page says why; the path itself may be what is wrong
+    status = data.WarehouseStatus("", "unavailable", message=str(exc))
 filters.render_sidebar(status)
 page.run()

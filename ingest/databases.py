@@ -33,10 +33,6 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
 
-def _quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 class PostgresTable:
     """One PostgreSQL table, read with adbc_driver_postgresql."""
 
@@ -91,11 +87,11 @@ class PostgresTable:
             if column not in available:
                 continue
             dtype = available[column]
-            expr = _quote_ident(column)
+            expr = quote(column)
             if dtype in ("uuid", "json", "jsonb") or dtype.startswith("timestamp") or dtype == "date":
                 expr = f"{expr}::text"
-            selects.append(f"{expr} as {_quote_ident(out_name)}")
-        return f"select {', '.join(selects)} from {_quote_ident(self.table)} {where}"
+            selects.append(f"{expr} as {quote(out_name)}")
+        return f"select {', '.join(selects)} from {quote(self.table)} {where}"
 
     def fetch(self, wanted: dict[str, str], where: str = "") -> pa.Table:
         """The wanted columns of every row, as one Arrow table."""

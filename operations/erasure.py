@@ -68,6 +68,7 @@ import duckdb
 
 from operations.retention import ARCHIVE_PREFIX, archive_files, logged_archives
 from warehouse.connection import connect
+from warehouse.contracts import ARCHIVED_BY_PURGE, CONTRACTS
 from warehouse.errors import UserError
 from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote, sql_literal
@@ -79,13 +80,13 @@ USER_COLUMNS: dict[str, list[tuple[str, str]]] = {
     "workspace_feedback": [("created_by", "delete"), ("reviewed_by_user_id", "null")],
     "workspace_eval_runs": [("created_by", "null")],
 }
-# free text that may name the user: set to NULL where it does
+# free text that may name the user (the contracts' free_text fields): set to NULL where it does
 FREE_TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "analyzer_events": ("user_message_snippet",),
-    "turn_reactions": ("text",),
-    "workspace_feedback": ("comment", "review_notes"),
+    contract.table: tuple(field.name for field in contract.fields if field.free_text)
+    for contract in CONTRACTS
+    if any(field.free_text for field in contract.fields)
 }
-ARCHIVED_TABLE = "analyzer_events"  # the table whose rows `purge` moves to Parquet
+ARCHIVED_TABLE = ARCHIVED_BY_PURGE.table  # the table whose rows `purge` moves to Parquet
 REWRITE_SUFFIX = ".forget-rewrite"  # the new copy of the warehouse, beside it, until it is renamed over it
 # characters that make the id part of a longer id when they touch it (RE2 and Python spellings)
 _ID_CHARACTERS_RE2 = r"\pL\pN_@-"

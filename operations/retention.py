@@ -31,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse.config_file import read_config_file
+from warehouse.contracts import ARCHIVED_BY_PURGE
 from warehouse.errors import UserError
 from warehouse.pause_points import pause_point
 from warehouse.sql import quote, sql_literal
@@ -227,7 +228,7 @@ class Purge:
             ).fetchall()[0]
         result.deleted = expired - moved
         result.deleted_from_archive = moved
-        if policy.raw_table == "analyzer_events":
+        if policy.raw_table == ARCHIVED_BY_PURGE.table:
             expired_archived, archived_total = self._archive_counts(policy, cutoff)
             result.deleted_from_archive += expired_archived
             result.table_rows += archived_total
@@ -264,7 +265,7 @@ class Purge:
         if policy.action == "archive" and expired:
             result.archive_uri = self._write_archive(policy, cutoff)
             pause_point("purge-archive-renamed")
-        if policy.action == "delete" and policy.raw_table == "analyzer_events":
+        if policy.action == "delete" and policy.raw_table == ARCHIVED_BY_PURGE.table:
             result.deleted_from_archive = self._delete_from_archive(policy, cutoff)
         self.con.execute("begin transaction")
         try:

@@ -269,3 +269,5 @@ WORKSPACE_CONTRACTS = {
 
 # every contract, in the order of the raw tables: one raw table each
 CONTRACTS = (ANALYZER_EVENTS, SESSION_FEEDBACK, TURN_REACTIONS, *WORKSPACE_CONTRACTS.values())
+# the one contract whose rows `purge` moves on to the Parquet archive
+(ARCHIVED_BY_PURGE,) = (contract for contract in CONTRACTS if contract.archived_by_purge)

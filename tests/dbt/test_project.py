@@ -18,22 +18,16 @@ import pytest
 from operations.build import dbt_command
 from tests.support.dbt import run_dbt
 from warehouse.connection import connect
+from warehouse.contracts import CONTRACTS
 from warehouse.raw_tables import RAW_TABLES
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Natural key of every upstream table (warehouse/connection.py); the bookkeeping
-# tables (quarantine, load_manifest, purge_log) have none.
-NATURAL_KEYS = {
-    "analyzer_events": "event_id",
-    "session_feedback": "id",
-    "turn_reactions": "rn",
-    "workspace_feedback": "id",
-    "workspace_sessions": "id",
-    "workspace_eval_runs": "id",
-}
+# Natural key of every upstream table (the contracts); the bookkeeping tables
+# (quarantine, load_manifest, purge_log, erasure_log) have none.
+NATURAL_KEYS = {contract.table: contract.key for contract in CONTRACTS}
 
 
 def assert_succeeded(result: subprocess.CompletedProcess[str]) -> None:

@@ -12,7 +12,16 @@ from pathlib import Path
 
 from tests.support.environment import free_port
 
-PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+def _installed_pg_bin() -> Path:
+    """Debian's layout, /usr/lib/postgresql/<major>/bin: the newest installed major (15 on Debian 12)."""
+    found = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0
+    )
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+PG_BIN = Path(os.environ["PG_BIN"]) if os.environ.get("PG_BIN") else _installed_pg_bin()
 PG_SERVER_TOOLS = ("initdb", "pg_ctl", "postgres", "psql")
 PG_SUPERUSER = "postgres"
 PG_TEST_DATABASE = "feedback_test"
@@ -67,7 +76,7 @@ def missing_postgres_reason() -> str | None:
     missing = [tool for tool in PG_SERVER_TOOLS if not (PG_BIN / tool).exists()]
     if missing:
         return (
-            f"PostgreSQL 15 server programs not found in {PG_BIN} ({', '.join(missing)}): "
+            f"PostgreSQL server programs not found in {PG_BIN} ({', '.join(missing)}): "
             "install them with `apt-get install -y postgresql` (or set PG_BIN)"
         )
     if os.geteuid() == 0 and not _user_exists(PG_SUPERUSER):
