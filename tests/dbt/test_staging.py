@@ -46,6 +46,7 @@ STAGING_COLUMNS = {
         "loaded_at",
         "load_id",
         "source_uri",
+        "is_archived",  # read from raw.analyzer_events_archive (the purge's Parquet files)
     ],
     "stg_session_feedback__records": [
         "feedback_id",
