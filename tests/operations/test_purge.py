@@ -1,11 +1,10 @@
 """`purge`: the retention policies of the seed applied to the raw tables, run as the operator runs it.
 
-One module-scoped warehouse holds, for every policy, a row exactly on the cutoff
-day, one a day before and one a day after (at the edges of those days), plus golden
-sessions of every age. It is purged with the real CLI in subprocesses: a dry run,
-a run, then the same run again. Other tests build their own small warehouses:
-the archive round trip, where the archive goes, deletion from the archive after
-365 days; the kill test SIGKILLs purges of a few hundred thousand rows.
+One module-scoped warehouse holds, for every policy, a row exactly on the cutoff day, one a day before and
+one a day after (at the edges of those days), plus golden sessions of every age. It is purged with the real
+CLI in subprocesses: a dry run, a run, then the same run again. Other tests build their own small
+warehouses: the archive round trip, where the archive goes, deletion from the archive after 365 days; the
+kill test SIGKILLs purges of a few hundred thousand rows.
 """
 
 from __future__ import annotations
