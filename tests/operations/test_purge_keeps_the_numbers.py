@@ -67,6 +67,8 @@ def analyzer_marts(work: Path, db: Path) -> list[str]:
     )
     assert listed.returncode == 0, listed.stdout[-3000:]
     names = sorted(line.strip() for line in listed.stdout.splitlines() if re.fullmatch(r"[a-z0-9_]+", line.strip()))
+    # the warehouse_* marts describe the raw tables themselves (rows per table), which a purge changes by design
+    names = [name for name in names if not name.startswith("warehouse_")]
     assert {"skill_correction_rates", "skill_correction_trends", "retained_analyzer_events", "feedback_signals"} <= set(
         names
     ), names
@@ -79,8 +81,10 @@ def analyzer_rows_of(con: duckdb.DuckDBPyConnection, mart: str) -> list[tuple[An
     where = "true"
     if "source_system" in columns:
         where = "source_system = 'analyzer'"
-    elif mart == "retention_policy_windows":
+    elif mart in ("retention_policy_windows", "retention_policy_summary"):
         where = "policy in ('" + "', '".join(ANALYZER_POLICIES) + "')"
+    elif "metric" in columns:  # metric_rates_*: every headline rate; the analyzer's is the correction rate
+        where = "metric = 'correction_rate'"
     order = ", ".join(f'"{c}"' for c in columns)
     return con.execute(f"select * from marts.{mart} where {where} order by {order}").fetchall()
 
