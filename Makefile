@@ -42,7 +42,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,spark]'
 	touch $@
 
 demo: venv  ## generate demo data as of AS_OF, ingest it, build the models, start the dashboard
@@ -57,7 +57,7 @@ demo: venv  ## generate demo data as of AS_OF, ingest it, build the models, star
 test: system-packages venv  ## install missing system packages, run the test suite (PYTEST_ARGS='-k dbt -x')
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-system-packages:  ## apt-get install what the suites need and the machine lacks (postgresql, chromium, python3-venv)
+system-packages:  ## apt-get install what the suites need and the machine lacks (postgresql, chromium, python3-venv, Java 17)
 	scripts/install-system-packages
 
 # sqlfluff's dbt templater compiles the project through profiles.yml; an

@@ -11,7 +11,14 @@ from typing import Any
 
 import click
 
-from cli.options import archive_option, db_option, existing_warehouse, parse_cli_as_of, warehouse_file
+from cli.options import (
+    archive_option,
+    db_option,
+    existing_warehouse,
+    parse_cli_as_of,
+    target_option,
+    warehouse_file,
+)
 from ingest.sources import ingest_configured_sources
 from operations.build import build_showing_progress, last_build_as_of
 from operations.erasure import describe_result, erase, rewrite_warehouse
@@ -35,14 +42,15 @@ from warehouse.location import refuse_what_is_no_warehouse
     default=False,
     help="Also run the dbt unit tests (they check the SQL on fixed rows, not the data; the test suite runs them).",
 )
+@target_option
 @db_option
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
-def build(as_of: str | None, unit_tests: bool, db: str | None, dbt_args: tuple[str, ...]) -> None:
+def build(as_of: str | None, unit_tests: bool, target: str | None, db: str | None, dbt_args: tuple[str, ...]) -> None:
     """Run `dbt build` on the warehouse with the project's profile and vars (extra args go to dbt)."""
     instant = parse_cli_as_of(as_of)
     path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` first")
     refuse_what_is_no_warehouse(path)
-    code = build_showing_progress(path, instant.dbt_var, list(dbt_args), unit_tests=unit_tests)
+    code = build_showing_progress(path, instant.dbt_var, list(dbt_args), unit_tests=unit_tests, target=target)
     if code != 0:
         raise UserError(f"dbt build failed (exit {code}): see the dbt output above")
 
@@ -180,6 +188,7 @@ def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
 @click.option("--log-file", type=click.Path(dir_okay=False, path_type=Path), help="Default: <db>.nightly.log.")
 @click.option("--verbose", "-v", is_flag=True, help="Also show dbt's output live (it always goes to the log file).")
 @archive_option
+@target_option
 @db_option
 def nightly(
     config_file: Path | None,
@@ -187,6 +196,7 @@ def nightly(
     log_file: Path | None,
     verbose: bool,
     archive_dir: Path | None,
+    target: str | None,
     db: str | None,
 ) -> None:
     """Ingest every configured source, purge, build: one lock, one summary line per step, a log file."""
@@ -200,6 +210,7 @@ def nightly(
         archive_dir,
         ingest=lambda: ingest_configured_sources(path, config_file),
         verbose=verbose,
+        target=target,
     )
     if failed:
         raise UserError(f"nightly step(s) failed: {', '.join(failed)} (see the log)")

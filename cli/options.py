@@ -29,6 +29,13 @@ archive_option = click.option(
     help="Where archived analyzer events go (default: $FEEDBACK_ARCHIVE_DIR, "
     "else <db name>-archive/analyzer_events/ beside the warehouse file).",
 )
+target_option = click.option(
+    "--target",
+    default=None,
+    help="A profiles.yml target other than DuckDB: `spark` (a Spark Thrift Server: FEEDBACK_SPARK_HOST/PORT/USER) "
+    "or `spark_local` (Spark in-process). Writes the Parquet lake, builds there, copies the marts into the "
+    "warehouse file (docs/scale-out.md).",
+)
 
 
 def warehouse_file(db: str | None) -> Path:

@@ -27,15 +27,19 @@ def dbt_command(
     unit_tests: bool = True,
     project_dir: Path = PROJECT_DIR,
     work_dir: Path | None = None,
+    target: str | None = None,
 ) -> list[str]:
     """Every dbt command line of the project (builds, the tests' compiles and docs, the benchmarks): `verb` as
     dbt spells it (`build`, `docs generate`, `source freshness`), this
-    project and its profiles.yml, `as_of` as the one dbt var, `work_dir` holding target/ and logs/.
+    project and its profiles.yml, `as_of` as the one dbt var, `work_dir` holding target/ and logs/,
+    `target` a profiles.yml target other than the default (DuckDB).
 
     `unit_tests=False` leaves the unit tests out of a build: they check the SQL on fixed rows, not the
     warehouse's data, so a build of the warehouse skips them (dbt's advice for production runs); the test
     suite runs them."""
     command = [dbt_executable(), *verb.split(), "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
+    if target:
+        command += ["--target", target]
     if as_of:
         command += ["--vars", json.dumps({"as_of": as_of})]
     if not unit_tests:
@@ -53,15 +57,37 @@ def dbt_build(
     capture: bool = False,
     unit_tests: bool = False,
     on_line: Callable[[str], None] | None = None,
+    target: str | None = None,
 ) -> tuple[int, str]:
     """Run dbt build against `db`; returns its exit code and (when captured) its output.
 
-    Captured output has no colour codes; `on_line` sees each line of it as dbt prints it."""
+    Captured output has no colour codes; `on_line` sees each line of it as dbt prints it. `target`: a
+    profiles.yml target; a Spark one first writes the lake and afterwards copies the marts into `db`
+    (operations/spark.py), whose checks raise UserError before anything runs."""
+    from operations.spark import resolve_target, spark_build
     from warehouse.connection import wait_until_writable
 
+    resolved = resolve_target(target)
+    if resolved is not None and resolved.is_spark:
+        return spark_build(db, as_of, resolved, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line)
     wait_until_writable(db)  # a dashboard query in flight finishes first
-    env = {**os.environ, "FEEDBACK_DB": str(db.resolve()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    command = dbt_command("build", *(dbt_args or []), as_of=as_of, unit_tests=unit_tests)
+    return run_dbt_build(db, as_of, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line, target=target)
+
+
+def run_dbt_build(
+    db: Path,
+    as_of: str | None,
+    dbt_args: list[str] | None = None,
+    *,
+    capture: bool = False,
+    unit_tests: bool = False,
+    on_line: Callable[[str], None] | None = None,
+    target: str | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[int, str]:
+    """The `dbt build` process itself (dbt_build decides what comes before and after it)."""
+    env = {**os.environ, **(env or {}), "FEEDBACK_DB": str(db.resolve()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    command = dbt_command("build", *(dbt_args or []), as_of=as_of, unit_tests=unit_tests, target=target)
     if not capture and on_line is None:
         return subprocess.run(command, env=env, check=False, stdin=subprocess.DEVNULL).returncode, ""
     env["DBT_USE_COLORS"] = "false"
@@ -109,13 +135,18 @@ class BuildProgress:
 
 
 def build_showing_progress(
-    db: Path, as_of: str | None, dbt_args: list[str] | None = None, *, unit_tests: bool = False
+    db: Path,
+    as_of: str | None,
+    dbt_args: list[str] | None = None,
+    *,
+    unit_tests: bool = False,
+    target: str | None = None,
 ) -> int:
     """`dbt build`: on a terminal, a progress line and the summary; otherwise dbt's own output."""
     if not sys.stdout.isatty():
-        return dbt_build(db, as_of, dbt_args, unit_tests=unit_tests)[0]
+        return dbt_build(db, as_of, dbt_args, unit_tests=unit_tests, target=target)[0]
     progress = BuildProgress(sys.stdout)
-    code, output = dbt_build(db, as_of, dbt_args, unit_tests=unit_tests, on_line=progress)
+    code, output = dbt_build(db, as_of, dbt_args, unit_tests=unit_tests, on_line=progress, target=target)
     progress.finish(code, output)
     return code
 

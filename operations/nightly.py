@@ -121,14 +121,14 @@ def _purge_step(db: Path, day: dt.date, archive_dir: Path | None, config_file: P
     )
 
 
-def _build_step(db: Path, as_of: ReportInstant, logger: logging.Logger, verbose: bool) -> str:
+def _build_step(db: Path, as_of: ReportInstant, logger: logging.Logger, verbose: bool, target: str | None) -> str:
     from operations.build import dbt_build, summary_of
 
     def live(line: str) -> None:
         sys.stdout.write(line)
         sys.stdout.flush()
 
-    code, output = dbt_build(db, as_of.dbt_var, capture=True, on_line=live if verbose else None)
+    code, output = dbt_build(db, as_of.dbt_var, capture=True, on_line=live if verbose else None, target=target)
     logger.info("dbt output:\n%s", output.strip(), extra=DETAIL)
     if code != 0:
         raise UserError(f"dbt build exited {code}: {summary_of(output)}")
@@ -144,6 +144,7 @@ def run_nightly(
     *,
     ingest: Callable[[], str],
     verbose: bool = False,
+    target: str | None = None,
 ) -> list[str]:
     """Ingest, purge, build under the lock, all as of one instant; returns the names of the steps that failed.
 
@@ -156,7 +157,7 @@ def run_nightly(
         steps = [
             run_step("ingest", ingest, logger),
             run_step("purge", lambda: _purge_step(db, as_of.day, archive_dir, config_file), logger),
-            run_step("build", lambda: _build_step(db, as_of, logger, verbose), logger),
+            run_step("build", lambda: _build_step(db, as_of, logger, verbose, target), logger),
         ]
         failed = [step.name for step in steps if not step.ok]
         logger.info(

@@ -6,6 +6,11 @@ port) and `pg_database` gives each test a fresh empty database on it. Tests
 that use either are marked `postgres` automatically, so `-m "not postgres"`
 deselects them. Without the server binaries the tests are skipped locally (and
 listed at the end of the run) and fail under CI (tests/support/environment.py).
+
+Spark: `spark_server` starts one Spark Thrift Server for the whole session
+from the pip pyspark (127.0.0.1, a free port, its own Derby metastore and
+folders), the way a cluster is reached; tests that use it are marked `spark`.
+Without Java or pyspark they are skipped locally and fail under CI.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from tests.support.postgres import (
     start_postgres,
     stop_postgres,
 )
+from tests.support.spark import SparkServer, missing_spark_reason, start_thrift_server, stop_thrift_server
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -50,6 +56,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if {"pg_dsn", "pg_database"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.postgres)
+        if "spark_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")
@@ -93,3 +101,24 @@ def pg_database(pg_server: PostgresServer) -> Iterator[str]:
         yield pg_server.dsn(name)
     finally:
         pg_server.psql(f"drop database if exists {name} with (force)")
+
+
+@pytest.fixture(scope="session")
+def spark_server() -> Iterator[SparkServer]:
+    reason = missing_spark_reason()
+    if reason:
+        unavailable("spark", reason)
+    base_dir = Path(tempfile.mkdtemp(prefix="feedback-analytics-spark-"))
+    server: SparkServer | None = None
+    try:
+        try:
+            server = start_thrift_server(base_dir)
+        except RuntimeError as exc:
+            pytest.fail(str(exc))
+        yield server
+    finally:
+        try:
+            if server is not None:
+                stop_thrift_server(server)
+        finally:
+            shutil.rmtree(base_dir, ignore_errors=True)

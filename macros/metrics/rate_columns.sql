@@ -23,7 +23,7 @@
     (analyzer partials weigh 0.5).
 -#}
 {% macro rate_with_interval(successes, n, rate_name) -%}
-    {{ round_metric('(' ~ successes ~ ') * 1.0 / nullif(' ~ n ~ ', 0)') }} as {{ rate_name }},
+    {{ round_metric(ratio(successes, 'nullif(' ~ n ~ ', 0)')) }} as {{ rate_name }},
     {{ round_metric(wilson_low(successes, n)) }} as {{ rate_name }}_ci_low,
     {{ round_metric(wilson_high(successes, n)) }} as {{ rate_name }}_ci_high
 {%- endmacro %}

@@ -16,6 +16,17 @@
     {{ return(1.959963984540054) }}
 {%- endmacro %}
 
+{#-
+    `numerator / denominator` in double precision on every engine. The
+    numerator is cast first: `x * 1.0` would be a DECIMAL on Spark, whose
+    division keeps only 6 decimals (and a plain decimal literal such as
+    `2.0` is a DECIMAL there too, so every constant in these formulas is
+    written with an exponent, `2.0e0`: a DOUBLE on DuckDB and on Spark).
+-#}
+{% macro ratio(numerator, denominator) -%}
+    cast(({{ numerator }}) as {{ dbt.type_float() }}) / ({{ denominator }})
+{%- endmacro %}
+
 {% macro wilson_low(successes, n, z=none) -%}
     {{ _wilson_bound(successes, n, normal_quantile_975() if z is none else z, '-') }}
 {%- endmacro %}
@@ -27,14 +38,14 @@
 {% macro _wilson_bound(successes, n, z, sign) -%}
     case
         when ({{ n }}) > 0 then
-            least(1.0, greatest(0.0,
+            least(1.0e0, greatest(0.0e0,
                 (
-                    (({{ successes }}) * 1.0 / ({{ n }})) + {{ z * z }} / (2.0 * ({{ n }}))
-                    {{ sign }} {{ z }} * sqrt(
-                        (({{ successes }}) * 1.0 / ({{ n }})) * (1 - (({{ successes }}) * 1.0 / ({{ n }}))) / ({{ n }})
-                        + {{ z * z }} / (4.0 * ({{ n }}) * ({{ n }}))
+                    {{ ratio(successes, n) }} + {{ z * z }}e0 / (2.0e0 * ({{ n }}))
+                    {{ sign }} {{ z }}e0 * sqrt(
+                        {{ ratio(successes, n) }} * (1 - {{ ratio(successes, n) }}) / ({{ n }})
+                        + {{ z * z }}e0 / (4.0e0 * ({{ n }}) * ({{ n }}))
                     )
-                ) / (1 + {{ z * z }} / ({{ n }}))
+                ) / (1 + {{ z * z }}e0 / ({{ n }}))
             ))
     end
 {%- endmacro %}
@@ -54,23 +65,23 @@
 {% macro normal_upper_tail_of_abs(x) -%}
     {%- set abs_x = 'abs(' ~ x ~ ')' -%}
     {%- set numerator = [
-        '0.0352624965998911', '0.700383064443688', '6.37396220353165', '33.912866078383',
-        '112.079291497871', '221.213596169931', '220.206867912376',
+        '0.0352624965998911e0', '0.700383064443688e0', '6.37396220353165e0', '33.912866078383e0',
+        '112.079291497871e0', '221.213596169931e0', '220.206867912376e0',
     ] -%}
     {%- set denominator = [
-        '0.0883883476483184', '1.75566716318264', '16.064177579207', '86.7807322029461',
-        '296.564248779674', '637.333633378831', '793.826512519948', '440.413735824752',
+        '0.0883883476483184e0', '1.75566716318264e0', '16.064177579207e0', '86.7807322029461e0',
+        '296.564248779674e0', '637.333633378831e0', '793.826512519948e0', '440.413735824752e0',
     ] -%}
     case
-        when {{ abs_x }} > 37 then 0.0
-        when {{ abs_x }} < 7.07106781186547 then
-            exp(-{{ abs_x }} * {{ abs_x }} / 2.0)
+        when {{ abs_x }} > 37 then 0.0e0
+        when {{ abs_x }} < 7.07106781186547e0 then
+            exp(-{{ abs_x }} * {{ abs_x }} / 2.0e0)
             * ({{ _horner(numerator, abs_x) }})
             / ({{ _horner(denominator, abs_x) }})
         else
-            exp(-{{ abs_x }} * {{ abs_x }} / 2.0)
-            / ({{ abs_x }} + 1.0 / ({{ abs_x }} + 2.0 / ({{ abs_x }} + 3.0 / ({{ abs_x }} + 4.0 / ({{ abs_x }} + 0.65)))))
-            / 2.5066282746310002
+            exp(-{{ abs_x }} * {{ abs_x }} / 2.0e0)
+            / ({{ abs_x }} + 1.0e0 / ({{ abs_x }} + 2.0e0 / ({{ abs_x }} + 3.0e0 / ({{ abs_x }} + 4.0e0 / ({{ abs_x }} + 0.65e0)))))
+            / 2.5066282746310002e0
     end
 {%- endmacro %}
 
@@ -94,11 +105,11 @@
             and (({{ x1 }}) + ({{ x2 }})) > 0
             and (({{ x1 }}) + ({{ x2 }})) < (({{ n1 }}) + ({{ n2 }}))
         then
-            ((({{ x1 }}) * 1.0 / ({{ n1 }})) - (({{ x2 }}) * 1.0 / ({{ n2 }})))
+            ({{ ratio(x1, n1) }} - {{ ratio(x2, n2) }})
             / sqrt(
-                ((({{ x1 }}) + ({{ x2 }})) * 1.0 / (({{ n1 }}) + ({{ n2 }})))
-                * (1 - ((({{ x1 }}) + ({{ x2 }})) * 1.0 / (({{ n1 }}) + ({{ n2 }}))))
-                * (1.0 / ({{ n1 }}) + 1.0 / ({{ n2 }}))
+                {{ ratio('(' ~ x1 ~ ') + (' ~ x2 ~ ')', '(' ~ n1 ~ ') + (' ~ n2 ~ ')') }}
+                * (1 - {{ ratio('(' ~ x1 ~ ') + (' ~ x2 ~ ')', '(' ~ n1 ~ ') + (' ~ n2 ~ ')') }})
+                * ({{ ratio(1, n1) }} + {{ ratio(1, n2) }})
             )
     end
 {%- endmacro %}
@@ -122,7 +133,7 @@
 {% macro newcombe_difference_low(p1, low1, high1, p2, low2, high2) -%}
     case
         when ({{ p1 }}) is not null and ({{ p2 }}) is not null then
-            greatest(-1.0,
+            greatest(-1.0e0,
                 (({{ p1 }}) - ({{ p2 }}))
                 - sqrt(
                     (({{ p1 }}) - ({{ low1 }})) * (({{ p1 }}) - ({{ low1 }}))
@@ -135,7 +146,7 @@
 {% macro newcombe_difference_high(p1, low1, high1, p2, low2, high2) -%}
     case
         when ({{ p1 }}) is not null and ({{ p2 }}) is not null then
-            least(1.0,
+            least(1.0e0,
                 (({{ p1 }}) - ({{ p2 }}))
                 + sqrt(
                     (({{ high1 }}) - ({{ p1 }})) * (({{ high1 }}) - ({{ p1 }}))

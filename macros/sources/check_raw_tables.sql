@@ -4,7 +4,7 @@
     creates) ./feedback.duckdb; without this check it failed deep inside with
     a Catalog Error. Now it stops at once with one line naming the file it
     used and how to point dbt at the right one. The archive relation is left
-    out: `register_analyzer_archive` creates it right after this check.
+    out: `register_duckdb_analyzer_archive` creates it right after this check.
 -#}
 {% macro check_raw_tables() -%}
     {%- if not execute or flags.WHICH not in ('build', 'run', 'test') -%}

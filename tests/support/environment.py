@@ -18,6 +18,7 @@ import pytest
 ENABLE = {
     "postgres": "make system-packages (apt-get install -y postgresql), or PG_BIN=<folder holding initdb>",
     "browser": "make system-packages (apt-get install -y chromium)",
+    "spark": "make system-packages (apt-get install -y openjdk-17-jre-headless) and make venv (pyspark)",
 }
 
 

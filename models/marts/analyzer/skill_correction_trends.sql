@@ -97,7 +97,7 @@ adjusted as (
         case
             when p_value_exact is not null
                 then least(
-                    1.0,
+                    1.0e0,
                     min(p_value_exact * tests_in_family / p_value_rank) over (
                         order by p_value_rank desc nulls first
                         rows between unbounded preceding and current row

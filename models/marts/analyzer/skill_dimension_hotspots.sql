@@ -37,12 +37,12 @@ shares as (
         corrections,
         partials,
         {{ round_metric(
-            'occurrences * 1.0 / sum(occurrences) over (partition by skill_id)'
+            ratio('occurrences', 'sum(occurrences) over (partition by skill_id)')
         ) }} as share_of_skill,
-        row_number() over (
+        cast(row_number() over (
             partition by skill_id
             order by occurrences desc, dimension asc
-        ) as dimension_rank,
+        ) as bigint) as dimension_rank,
         {{ lookback_days }} as correction_lookback_days
     from counts_per_dimension
 )

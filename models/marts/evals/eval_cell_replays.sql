@@ -16,7 +16,7 @@ replays as (
         replayed_at,
         min(case when passed then 1 when not passed then 0 end) = 1 as passed,
         {{ round_metric('avg(score)') }} as mean_score,
-        sum(divergence_count) as divergences
+        cast(sum(divergence_count) as bigint) as divergences
     from dimensions
     group by replay_session_id, golden_session_id, agent_id, tenant, replayed_at
 )

@@ -39,8 +39,8 @@ summed as (
         golden_set,
         agent_id,
         run_date,
-        sum(replays) as replays,
-        sum(passes) as passes,
+        cast(sum(replays) as bigint) as replays,
+        cast(sum(passes) as bigint) as passes,
         sum(mean_accuracy * replays) as weighted_accuracy
     from tenant_rollups
     group by tenant_filter, golden_set, agent_id, run_date

@@ -5,8 +5,9 @@
 -- failed-to-run or cancelled replay is neither a pass nor a fail.
 {{
     config(
-        incremental_strategy='delete+insert',
+        incremental_strategy=daily_incremental_strategy(),
         unique_key='run_date',
+        partition_by=['run_date'] if target.type == 'spark' else none,
         full_refresh=false,
     )
 }}

@@ -2,8 +2,9 @@
 -- incremental on the day (see session_feedback_daily_history). Counts only.
 {{
     config(
-        incremental_strategy='delete+insert',
+        incremental_strategy=daily_incremental_strategy(),
         unique_key='reaction_date',
+        partition_by=['reaction_date'] if target.type == 'spark' else none,
         full_refresh=false,
     )
 }}

@@ -4,8 +4,9 @@
 -- Counts only, no identifiers (so `forget` leaves nothing behind here).
 {{
     config(
-        incremental_strategy='delete+insert',
+        incremental_strategy=daily_incremental_strategy(),
         unique_key='feedback_date',
+        partition_by=['feedback_date'] if target.type == 'spark' else none,
         full_refresh=false,
     )
 }}

@@ -3,8 +3,9 @@
 -- session_feedback_daily_history). Counts only.
 {{
     config(
-        incremental_strategy='delete+insert',
+        incremental_strategy=daily_incremental_strategy(),
         unique_key='invoked_date',
+        partition_by=['invoked_date'] if target.type == 'spark' else none,
         full_refresh=false,
     )
 }}

@@ -239,9 +239,9 @@ periods as (
             is_tenant_scoped,
             is_project_scoped,
             successes_{{ days }} as successes,
-            trials_{{ days }} as trials,
+            cast(trials_{{ days }} as bigint) as trials,
             previous_successes_{{ days }} as previous_successes,
-            previous_trials_{{ days }} as previous_trials
+            cast(previous_trials_{{ days }} as bigint) as previous_trials
         from windowed
         where trials_{{ days }} > 0 or previous_trials_{{ days }} > 0
     {%- endfor %}
@@ -251,10 +251,10 @@ periods as (
 intervals as (
     select
         *,
-        successes * 1.0 / nullif(trials, 0) as unrounded_rate,
+        {{ ratio('successes', 'nullif(trials, 0)') }} as unrounded_rate,
         {{ wilson_low('successes', 'trials') }} as unrounded_rate_ci_low,
         {{ wilson_high('successes', 'trials') }} as unrounded_rate_ci_high,
-        previous_successes * 1.0 / nullif(previous_trials, 0) as unrounded_previous_rate,
+        {{ ratio('previous_successes', 'nullif(previous_trials, 0)') }} as unrounded_previous_rate,
         {{ wilson_low('previous_successes', 'previous_trials') }} as unrounded_previous_rate_ci_low,
         {{ wilson_high('previous_successes', 'previous_trials') }}
             as unrounded_previous_rate_ci_high

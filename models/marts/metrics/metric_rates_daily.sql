@@ -222,7 +222,7 @@ per_day as (
         retention_policy,
         min(segment_order) as segment_order,
         sum(successes) as successes,
-        sum(trials) as trials
+        cast(sum(trials) as bigint) as trials
     from series
     group by
         metric, segment_type, segment, segment_value, tenant, project, metric_date, retention_policy

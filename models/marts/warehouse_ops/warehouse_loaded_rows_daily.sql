@@ -9,7 +9,7 @@ daily as (
     select
         cast(finished_at as date) as load_date,
         target_table,
-        sum(rows_loaded) as rows_loaded
+        cast(sum(rows_loaded) as bigint) as rows_loaded
     from manifest
     group by cast(finished_at as date), target_table
 )

@@ -16,8 +16,7 @@ loads as (
         rows_loaded,
         rows_quarantined,
         rows_duplicate,
-        {{ dbt.datediff('started_at', 'finished_at', 'millisecond') }}
-        / 1000.0 as seconds
+        {{ seconds_between('started_at', 'finished_at') }} as seconds
     from manifest
 )
 
