@@ -262,16 +262,21 @@ def spark_build(
     """Check, write the lake, `dbt build --target <spark target>`, copy the marts into `db` (see the module)."""
     spark_warehouse = spark_warehouse_dir(db)
     check_spark_target(target, spark_warehouse)
-    lake = export_lake_of(db, spark_warehouse)
-    say = on_line or (lambda line: print(line, end="", flush=True))
-    say(lake.summary() + "\n")
+    notes: list[str] = []
+
+    def say(line: str) -> None:  # beside dbt's own output: shown the same way, captured with it
+        notes.append(line)
+        if on_line is not None:
+            on_line(line)
+        elif not capture:
+            print(line, end="", flush=True)
+
+    say(export_lake_of(db, spark_warehouse).summary() + "\n")
     env = spark_environment(spark_warehouse)
     code, output = run_dbt_build(
         db, as_of, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line, target=target.name, env=env
     )
-    if code != 0:
-        return code, output
-    published = publish_marts(db, mart_catalog(target, env))
-    line = f"copied {published} marts from {spark_warehouse / 'marts.db'} into {db}\n"
-    say(line)
-    return code, output + line if capture else output
+    if code == 0:
+        published = publish_marts(db, mart_catalog(target, env))
+        say(f"copied {published} marts from {spark_warehouse / 'marts.db'} into {db}\n")
+    return code, notes[0] + output + "".join(notes[1:]) if capture else output

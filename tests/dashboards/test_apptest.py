@@ -31,15 +31,17 @@ from tests.support.dashboard import (
     ROOT,
     DashboardPage,
     DemoWarehouse,
+    assert_no_exception,
     copy_warehouse,
     demo_warehouse,
     empty_warehouse,
+    metrics,
     never_built_warehouse,
+    run_page,
 )
 
 pytestmark = pytest.mark.slow
 PAGE_IDS = [page.url_path for page in PAGES]
-TIMEOUT_S = 120
 
 
 @pytest.fixture(scope="session")
@@ -64,26 +66,8 @@ def use_warehouse(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Itera
     data.clear_caches()
 
 
-def run_page(page: DashboardPage, **state: object) -> AppTest:
-    """Run the entry point, then the page (the entry point registers the pages), with widget state set."""
-    app = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
-    for key, value in state.items():
-        app.session_state[key] = value
-    app.run()
-    app.switch_page(page.script).run()
-    return app
-
-
 def page(url_path: str) -> DashboardPage:
     return next(page for page in PAGES if page.url_path == url_path)
-
-
-def assert_no_exception(app: AppTest) -> None:
-    assert not app.exception, "\n".join(str(exc.value) + "\n" + "\n".join(exc.stack_trace) for exc in app.exception)
-
-
-def metrics(app: AppTest) -> dict[str, str]:
-    return {metric.label: metric.value for metric in app.metric}
 
 
 def texts(app: AppTest) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+from streamlit.testing.v1 import AppTest
 
 from tests.support.environment import free_port
 
@@ -224,3 +225,24 @@ def start_streamlit(arguments, env: dict[str, str], log: Path, timeout: float = 
             time.sleep(0.3)
     server.stop()
     raise RuntimeError(f"the dashboard did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+APPTEST_TIMEOUT_S = 120
+
+
+def run_page(page: DashboardPage, **state: object) -> AppTest:
+    """Run the entry point, then the page (the entry point registers the pages), with widget state set."""
+    app = AppTest.from_file(str(APP), default_timeout=APPTEST_TIMEOUT_S)
+    for key, value in state.items():
+        app.session_state[key] = value
+    app.run()
+    app.switch_page(page.script).run()
+    return app
+
+
+def assert_no_exception(app: AppTest) -> None:
+    assert not app.exception, "\n".join(str(exc.value) + "\n" + "\n".join(exc.stack_trace) for exc in app.exception)
+
+
+def metrics(app: AppTest) -> dict[str, str]:
+    return {metric.label: metric.value for metric in app.metric}
