@@ -220,9 +220,9 @@ per_day as (
         project,
         metric_date,
         retention_policy,
+        cast(sum(trials) as bigint) as trials,
         min(segment_order) as segment_order,
-        sum(successes) as successes,
-        cast(sum(trials) as bigint) as trials
+        sum(successes) as successes
     from series
     group by
         metric, segment_type, segment, segment_value, tenant, project, metric_date, retention_policy
