@@ -20,11 +20,12 @@ from cli.options import (
     warehouse_file,
 )
 from ingest.sources import ingest_configured_sources
-from operations.build import build_showing_progress, last_build_as_of
+from operations.build import last_build_as_of
 from operations.erasure import describe_result, erase, rewrite_warehouse
 from operations.erasure_verification import verify
 from operations.nightly import run_nightly
 from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies
+from operations.targets import build_showing_progress
 from warehouse.connection import connect
 from warehouse.errors import UserError
 from warehouse.location import refuse_what_is_no_warehouse

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -58,34 +59,16 @@ def dbt_build(
     unit_tests: bool = False,
     on_line: Callable[[str], None] | None = None,
     target: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[int, str]:
     """Run dbt build against `db`; returns its exit code and (when captured) its output.
 
-    Captured output has no colour codes; `on_line` sees each line of it as dbt prints it. `target`: a
-    profiles.yml target; a Spark one first writes the lake and afterwards copies the marts into `db`
-    (operations/spark.py), whose checks raise UserError before anything runs."""
-    from operations.spark import resolve_target, spark_build
+    Captured output has no colour codes; `on_line` sees each line of it as dbt prints it. `target` names a
+    profiles.yml target (None: DuckDB), `env` adds environment variables (a Spark target's folder); what a
+    Spark build needs before and after dbt is in operations/spark.py, the choice in operations/targets.py."""
     from warehouse.connection import wait_until_writable
 
-    resolved = resolve_target(target)
-    if resolved is not None and resolved.is_spark:
-        return spark_build(db, as_of, resolved, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line)
     wait_until_writable(db)  # a dashboard query in flight finishes first
-    return run_dbt_build(db, as_of, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line, target=target)
-
-
-def run_dbt_build(
-    db: Path,
-    as_of: str | None,
-    dbt_args: list[str] | None = None,
-    *,
-    capture: bool = False,
-    unit_tests: bool = False,
-    on_line: Callable[[str], None] | None = None,
-    target: str | None = None,
-    env: dict[str, str] | None = None,
-) -> tuple[int, str]:
-    """The `dbt build` process itself (dbt_build decides what comes before and after it)."""
     env = {**os.environ, **(env or {}), "FEEDBACK_DB": str(db.resolve()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     command = dbt_command("build", *(dbt_args or []), as_of=as_of, unit_tests=unit_tests, target=target)
     if not capture and on_line is None:
@@ -102,6 +85,45 @@ def run_dbt_build(
             if on_line is not None:
                 on_line(line)
     return proc.returncode, "".join(lines)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target of profiles.yml: its name, adapter type and connection method, as written there."""
+
+    name: str
+    type: str
+    method: str | None
+
+    @property
+    def is_spark(self) -> bool:
+        return self.type == "spark"
+
+
+def profile_targets(project_dir: Path = PROJECT_DIR) -> dict[str, Target]:
+    """The targets profiles.yml declares."""
+    import yaml
+
+    profile = yaml.safe_load((project_dir / "profiles.yml").read_text())["feedback_analytics"]
+    return {
+        name: Target(name, str(output.get("type")), output.get("method")) for name, output in profile["outputs"].items()
+    }
+
+
+def resolve_target(name: str | None, project_dir: Path = PROJECT_DIR) -> Target | None:
+    """The named target (None: the profile's default, DuckDB); an unknown name is one line listing the valid ones."""
+    from warehouse.errors import UserError
+
+    if name is None:
+        return None
+    targets = profile_targets(project_dir)
+    if name not in targets:
+        raise UserError(
+            f"unknown target {name!r}: profiles.yml declares {', '.join(sorted(targets))} "
+            "(`--target spark` reaches a Spark Thrift Server, `--target spark_local` runs Spark in-process)",
+            exit_code=2,
+        )
+    return targets[name]
 
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -132,23 +154,6 @@ class BuildProgress:
             self.stream.write("\n".join(line for line in lines[start:] if line.strip()) + "\n")
         self.stream.write(summary_of(output) + "\n")
         self.stream.flush()
-
-
-def build_showing_progress(
-    db: Path,
-    as_of: str | None,
-    dbt_args: list[str] | None = None,
-    *,
-    unit_tests: bool = False,
-    target: str | None = None,
-) -> int:
-    """`dbt build`: on a terminal, a progress line and the summary; otherwise dbt's own output."""
-    if not sys.stdout.isatty():
-        return dbt_build(db, as_of, dbt_args, unit_tests=unit_tests, target=target)[0]
-    progress = BuildProgress(sys.stdout)
-    code, output = dbt_build(db, as_of, dbt_args, unit_tests=unit_tests, on_line=progress, target=target)
-    progress.finish(code, output)
-    return code
 
 
 def summary_of(output: str) -> str:

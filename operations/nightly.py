@@ -122,13 +122,14 @@ def _purge_step(db: Path, day: dt.date, archive_dir: Path | None, config_file: P
 
 
 def _build_step(db: Path, as_of: ReportInstant, logger: logging.Logger, verbose: bool, target: str | None) -> str:
-    from operations.build import dbt_build, summary_of
+    from operations.build import summary_of
+    from operations.targets import build_on_target
 
     def live(line: str) -> None:
         sys.stdout.write(line)
         sys.stdout.flush()
 
-    code, output = dbt_build(db, as_of.dbt_var, capture=True, on_line=live if verbose else None, target=target)
+    code, output = build_on_target(db, as_of.dbt_var, capture=True, on_line=live if verbose else None, target=target)
     logger.info("dbt output:\n%s", output.strip(), extra=DETAIL)
     if code != 0:
         raise UserError(f"dbt build exited {code}: {summary_of(output)}")

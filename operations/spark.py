@@ -28,12 +28,9 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from operations.build import PROJECT_DIR, dbt_command, run_dbt_build
+from operations.build import Target, dbt_build, dbt_command
 from operations.lake import LakeExport, default_lake_dir, export_lake
 from warehouse.connection import connect
 from warehouse.errors import UserError
@@ -43,39 +40,6 @@ from warehouse.sql import quote, sql_literal
 DEFAULT_THRIFT_HOST = "127.0.0.1"
 DEFAULT_THRIFT_PORT = 10000
 CATALOG_MARKER = "spark_mart_catalog: "
-
-
-@dataclass(frozen=True)
-class Target:
-    name: str
-    type: str
-    method: str | None
-
-    @property
-    def is_spark(self) -> bool:
-        return self.type == "spark"
-
-
-def profile_targets(project_dir: Path = PROJECT_DIR) -> dict[str, Target]:
-    """The targets profiles.yml declares (names, adapter types and connection methods, read as written)."""
-    profile = yaml.safe_load((project_dir / "profiles.yml").read_text())["feedback_analytics"]
-    return {
-        name: Target(name, str(output.get("type")), output.get("method")) for name, output in profile["outputs"].items()
-    }
-
-
-def resolve_target(name: str | None, project_dir: Path = PROJECT_DIR) -> Target | None:
-    """The named target (None: the profile's default, DuckDB); an unknown name is one line listing the valid ones."""
-    if name is None:
-        return None
-    targets = profile_targets(project_dir)
-    if name not in targets:
-        raise UserError(
-            f"unknown target {name!r}: profiles.yml declares {', '.join(sorted(targets))} "
-            "(`--target spark` reaches a Spark Thrift Server, `--target spark_local` runs Spark in-process)",
-            exit_code=2,
-        )
-    return targets[name]
 
 
 def spark_warehouse_dir(db: Path) -> Path:
@@ -273,7 +237,7 @@ def spark_build(
 
     say(export_lake_of(db, spark_warehouse).summary() + "\n")
     env = spark_environment(spark_warehouse)
-    code, output = run_dbt_build(
+    code, output = dbt_build(
         db, as_of, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line, target=target.name, env=env
     )
     if code == 0:

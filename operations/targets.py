@@ -1,0 +1,46 @@
+"""Which engine builds: `build` and `nightly` run dbt on the DuckDB file, or with `--target spark` /
+`spark_local` on Spark (operations/spark.py: lake first, marts copied back afterwards)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from operations.build import BuildProgress, dbt_build, resolve_target
+from operations.spark import spark_build
+
+
+def build_on_target(
+    db: Path,
+    as_of: str | None,
+    dbt_args: list[str] | None = None,
+    *,
+    target: str | None = None,
+    capture: bool = False,
+    unit_tests: bool = False,
+    on_line: Callable[[str], None] | None = None,
+) -> tuple[int, str]:
+    """`dbt build` of `db` on the named target (None: DuckDB); exit code and (when captured) the output.
+    An unknown target, and whatever a Spark target lacks, raise UserError before anything runs."""
+    resolved = resolve_target(target)
+    if resolved is not None and resolved.is_spark:
+        return spark_build(db, as_of, resolved, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line)
+    return dbt_build(db, as_of, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line, target=target)
+
+
+def build_showing_progress(
+    db: Path,
+    as_of: str | None,
+    dbt_args: list[str] | None = None,
+    *,
+    unit_tests: bool = False,
+    target: str | None = None,
+) -> int:
+    """`dbt build`: on a terminal, a progress line and the summary; otherwise dbt's own output."""
+    if not sys.stdout.isatty():
+        return build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, target=target)[0]
+    progress = BuildProgress(sys.stdout)
+    code, output = build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, on_line=progress, target=target)
+    progress.finish(code, output)
+    return code
