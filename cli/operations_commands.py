@@ -173,8 +173,8 @@ def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
             failure = failure or f"the id is still in {', '.join(held)}: see the verification above"
         else:
             click.echo(
-                "the dbt-built tables still hold the id (--no-build): run `feedback-analytics build`, "
-                "then forget again so that the rewritten file holds none of its bytes",
+                "the dbt-built tables and the serving file still hold the id (--no-build): run "
+                "`feedback-analytics build`, then forget again so that no file holds any of its bytes",
                 err=True,
             )
     if failure:

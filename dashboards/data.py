@@ -1,25 +1,29 @@
-"""The dashboard's only way to the warehouse: connection, caching, errors, and the warehouse's status.
+"""The dashboard's only way to the data: connection, caching, errors, and the warehouse's status.
 
-Each call opens the DuckDB file read-only for the duration of its statements
+The dashboard reads the warehouse's serving file (`<stem>.serving.duckdb`
+beside it), never the warehouse itself: every successful build publishes the
+marts there by writing a new file and renaming it over the old one
+(operations/serving.py). So ingest, purge, build and forget never make a page
+wait, and a page open during a publish shows the old numbers or the new ones.
+
+Each call opens the serving file read-only for the duration of its statements
 (`_session`): it attaches the file to the process's one in-memory DuckDB and
 detaches it afterwards (5 ms, where a new DuckDB connection costs 25 ms), so
-the nightly job can write between two page loads; a call that meets the
-writer's lock retries for a moment, then says the warehouse is busy.
+a reader never holds an old file for longer than one call.
 
 Results are cached with st.cache_data, keyed by the query's arguments (the
-sidebar's filter values) and by the warehouse's identity: its path and the
-modification times of the file and its WAL (`_warehouse_version`). A reload
-after an ingest or a rebuild therefore reads the new data at once, and two
-warehouses in one process (the tests) never share a cache entry.
+sidebar's filter values) and by the serving file's identity: its path, inode
+and modification time (`_warehouse_version`). A reload after a publish
+therefore reads the new numbers at once, and two warehouses in one process
+(the tests) never share a cache entry.
 
 Each page's queries live in a module of their own (dashboards/queries/), built on
 `_cached`, `_query` and `_queries` here. They select, filter and sum the dbt marts
 (schema `marts`) and nothing else: every rate and interval is computed by dbt.
 
-`status()` is the one reader of anything but marts, and only to tell the states
-apart before marts exist: which tables the `raw` and `marts` schemas hold
-(information_schema) and when data last arrived (max finished_at of
-raw.load_manifest, which a mart built earlier could not know).
+`status()` is the one reader of anything but marts: which marts the serving
+file holds and its `serving.publish_info` row (when data last arrived in the
+warehouse, as of the publish).
 """
 
 from __future__ import annotations
@@ -41,12 +45,10 @@ import streamlit as st
 
 from warehouse.connection import attach_read_only
 from warehouse.errors import UserError, WarehouseLocked
-from warehouse.location import resolve_db_path
-from warehouse.raw_tables import DATA_TABLES
+from warehouse.location import resolve_db_path, serving_path
 
 CACHE_SECONDS = 300
 LOCK_RETRY_SECONDS = 3.0
-RAW_DATA_TABLES = tuple(DATA_TABLES)
 BUILD_HINT = "`feedback-analytics build` (or `make demo` for demo data)"
 LOAD_HINT = "`feedback-analytics ingest --config sources.toml` then `feedback-analytics build` (or `make demo`)"
 
@@ -67,14 +69,21 @@ def warehouse_path() -> Path:
         raise WarehouseUnavailable(str(exc)) from None
 
 
+def serving_file() -> Path:
+    """The serving file of the warehouse the command line resolved: what every page reads."""
+    try:
+        return serving_path(warehouse_path())
+    except UserError as exc:
+        raise WarehouseUnavailable(str(exc)) from None
+
+
 def _warehouse_version() -> tuple[str, int, int]:
-    path = warehouse_path().resolve()
-    wal = path.with_name(path.name + ".wal")
-    return (
-        str(path),
-        path.stat().st_mtime_ns if path.exists() else 0,
-        wal.stat().st_mtime_ns if wal.exists() else 0,
-    )
+    path = serving_file().resolve()
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return (str(path), 0, 0)
+    return (str(path), stat.st_ino, stat.st_mtime_ns)  # a publish renames a new file in: a new inode
 
 
 R = TypeVar("R")
@@ -130,8 +139,8 @@ def _connect(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
             attach_read_only(con, path, alias, wait_seconds=LOCK_RETRY_SECONDS)
         except WarehouseLocked:
             raise WarehouseBusy(
-                f"The warehouse at {path} is being written by another process (ingest, purge or build): "
-                "reload the page in a moment."
+                f"The serving file {path} is held for writing by another process (not one of ours: a build "
+                "publishes by renaming a new file in): reload the page in a moment."
             ) from None
         except UserError as exc:
             raise WarehouseUnavailable(f"Cannot open the warehouse at {path}: {str(exc).split(': ', 1)[-1]}") from None
@@ -166,9 +175,9 @@ class _Session:
 @contextlib.contextmanager
 def _session() -> Iterator[_Session]:
     """The warehouse attached read-only, detached on leaving: for the statements of one call, back to back."""
-    path = warehouse_path()
+    path = serving_file()
     if not path.exists():
-        raise WarehouseUnavailable(f"No warehouse at {path}. Create one with {LOAD_HINT}, or point FEEDBACK_DB at it.")
+        raise WarehouseUnavailable(_not_published(warehouse_path()))
     try:
         with _connect(path) as con:
             yield _Session(con)
@@ -202,7 +211,7 @@ def _query(sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
 @dataclass(frozen=True)
 class WarehouseStatus:
     path: str
-    state: str  # "missing" | "not_loaded" | "not_built" | "ready" (app.py: "unavailable" when unreadable)
+    state: str  # "missing" | "not_built" (no serving file yet) | "ready" (app.py: "unavailable" when unreadable)
     marts: tuple[str, ...] = ()
     as_of: dt.date | None = None
     built_at: dt.datetime | None = None
@@ -223,42 +232,47 @@ def _timestamp(value: Any) -> dt.datetime | None:
     return None if pd.isna(value) else pd.Timestamp(value).to_pydatetime()
 
 
+def _not_published(warehouse: Path) -> str:
+    if not warehouse.exists():
+        return f"No warehouse at `{warehouse}` yet. Create it with {LOAD_HINT}."
+    return (
+        f"The warehouse at `{warehouse}` was never built: its marts are not published to "
+        f"`{serving_path(warehouse)}`, the file the dashboard reads. Run {BUILD_HINT}."
+    )
+
+
 @_cached
 def status() -> WarehouseStatus:
-    """What the warehouse holds and as of when, on one connection. Never raises for a missing or unbuilt warehouse.
+    """What the serving file holds and as of when, on one connection. Never raises for a missing or unbuilt
+    warehouse.
 
-    The marts say for which as_of and when they were built (marts.build_info, written by every build); the
-    load manifest says when data last arrived.
+    The marts say for which as_of and when they were built (marts.build_info, written by every build);
+    serving.publish_info says when data last arrived in the warehouse (as of the publish).
     """
-    path = warehouse_path()
+    path = serving_file()
     if not path.exists():
-        return WarehouseStatus(
-            str(path), "missing", message=f"No warehouse at `{path}` yet. Create it with {LOAD_HINT}."
-        )
+        warehouse = warehouse_path()
+        state = "not_built" if warehouse.exists() else "missing"
+        return WarehouseStatus(str(warehouse), state, message=_not_published(warehouse))
     with _session() as session:
-        tables = session.df(
-            "select table_schema, table_name from information_schema.tables "
-            "where table_catalog = current_database() and table_schema in ('raw', 'marts')"
-        )
-        raw = set(tables.loc[tables["table_schema"] == "raw", "table_name"])
-        marts = tuple(sorted(tables.loc[tables["table_schema"] == "marts", "table_name"]))
-        if not raw & set(RAW_DATA_TABLES) or "load_manifest" not in raw:
-            return WarehouseStatus(
-                str(path),
-                "not_loaded",
-                message=f"The warehouse at `{path}` holds no data yet. Load it with {LOAD_HINT}.",
+        marts = tuple(
+            sorted(
+                session.df(
+                    "select table_name from information_schema.tables "
+                    "where table_catalog = current_database() and table_schema = 'marts'"
+                )["table_name"]
             )
-        last_loaded_at = _timestamp(
-            session.df("select max(finished_at) as last_loaded_at from raw.load_manifest")["last_loaded_at"].iloc[0]
         )
         if not {"build_info", "session_feedback_daily"} <= set(marts):
             return WarehouseStatus(
                 str(path),
                 "not_built",
                 marts=marts,
-                last_loaded_at=last_loaded_at,
-                message=f"The warehouse at `{path}` is loaded but its marts were never built. Run {BUILD_HINT}.",
+                message=f"The serving file `{path}` holds no built marts. Run {BUILD_HINT}.",
             )
+        last_loaded_at = _timestamp(
+            session.df("select last_loaded_at from serving.publish_info")["last_loaded_at"].iloc[0]
+        )
         build = session.df("select built_at, as_of_at from marts.build_info order by built_at desc limit 1")
         first = session.df("select min(feedback_date) as first_date from marts.session_feedback_daily")
         tenant_sources = [

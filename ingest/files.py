@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 import duckdb
 import xxhash
 
-from ingest.jsonl import file_checksum, read_blobs, read_jsonl
-from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches
+from ingest.jsonl import (
+    FileScan,
+    copy_range,
+    file_checksum,
+    prefix_fingerprint,
+    read_blobs,
+    read_jsonl,
+    rows_at,
+    scan_file,
+)
+from ingest.load import Load, LoadOptions, LoadResult, ReadRange, already_loaded, last_read, load_batches
 from ingest.progress import LoadProgress
 from warehouse.contracts import Contract
 from warehouse.errors import UserError
@@ -41,29 +53,111 @@ def file_loads(
     options: LoadOptions,
     progress: LoadProgress | None = None,
 ) -> list[LoadResult]:
-    """Land each JSON-lines file as its own load; unchanged files are skipped."""
+    """Land each JSON-lines file as its own load: unchanged files are skipped, grown ones read from where the
+    last load stopped (`ReadRange`), others read whole."""
     progress = progress or LoadProgress(enabled=False)
     results = []
     for path in files:
         readable_file(path, f"{contract.source} file")
         path = path.resolve()
-        size = path.stat().st_size
-        checksum = file_checksum(path)
-        if options.skip_unchanged and already_loaded(con, contract.table, checksum):
+        size = path.stat().st_size  # what this load reads: bytes appended meanwhile wait for the next one
+        before = last_read(con, contract.table, str(path)) if options.skip_unchanged else None
+        if (
+            before
+            and size >= before.size_bytes
+            and prefix_fingerprint(path, before.size_bytes) == before.prefix_fingerprint
+        ):
+            if size == before.size_bytes:
+                results.append(LoadResult(contract.source, contract.table, str(path), skipped=True))
+            else:
+                results.append(_appended_load(con, contract, path, before, size, options, progress))
+            continue
+        scan = scan_file(path, end=size)
+        if options.skip_unchanged and already_loaded(con, contract.table, scan.checksum):
             results.append(LoadResult(contract.source, contract.table, str(path), skipped=True))
             continue
-        progress.start(path.name, size)
-        opts = replace(options, on_rows=progress.rows_done)
-        load = Load(con, contract, str(path), opts, checksum=checksum, size_bytes=size)
-        with load.transaction() as landed:  # the common case: a clean file, one streaming pass
-            landed.keep = load.stream_clean_jsonl(str(path))
-        if landed.keep:
-            progress.bytes_read(size)
-            results.append(load.result)
-            continue
-        batches = read_jsonl(path, on_bytes=progress.bytes_read)
-        results.append(load_batches(con, contract, str(path), batches, opts, checksum=checksum, size_bytes=size))
+        span = ReadRange(0, size, scan.complete_to, scan.complete_lines, prefix_fingerprint(path, size))
+        results.append(_read(con, contract, path, scan, span, options, progress))
     return results
+
+
+def _appended_load(
+    con: duckdb.DuckDBPyConnection,
+    contract: Contract,
+    path: Path,
+    before: ReadRange,
+    size: int,
+    options: LoadOptions,
+    progress: LoadProgress,
+) -> LoadResult:
+    """Read only what was appended since the last load: from the end of its last complete line (a line it
+    read unfinished is read again) to the current size, lines numbered on from there."""
+    scan = scan_file(path, start=before.end_offset, end=size)
+    span = ReadRange(
+        before.end_offset,
+        size,
+        scan.complete_to,
+        before.end_line + scan.complete_lines,
+        prefix_fingerprint(path, size),
+    )
+    return _read(con, contract, path, scan, span, options, progress, first_line=before.end_line + 1)
+
+
+def _read(
+    con: duckdb.DuckDBPyConnection,
+    contract: Contract,
+    path: Path,
+    scan: FileScan,
+    span: ReadRange,
+    options: LoadOptions,
+    progress: LoadProgress,
+    first_line: int = 1,
+) -> LoadResult:
+    """Land bytes [span.start_offset, span.size_bytes) of a JSON-lines file as one load: in one streaming pass
+    of DuckDB's reader when clean; with a few bad rows, DuckDB's reader for the good ones and the line-by-line
+    path for the bad ones (`Load.land_isolating_bad_rows`); batch by batch, line by line, only when the two
+    readers disagree on what a line is."""
+    length = span.size_bytes - span.start_offset
+    progress.start(path.name, length)
+    opts = replace(options, on_rows=progress.rows_done)
+
+    def new_load() -> Load:
+        return Load(con, contract, str(path), opts, checksum=scan.checksum, size_bytes=span.size_bytes, read_range=span)
+
+    load = new_load()
+    with _part_of(path, span) as part:
+        with load.transaction() as landed:  # the common case: clean, one streaming pass
+            landed.keep = load.stream_clean_jsonl(str(part), uri=str(path))
+        if not landed.keep:  # a few bad rows: DuckDB's reader for the rest, the line-by-line path for them
+            load = new_load()
+            with load.transaction() as landed:
+                landed.keep = load.land_isolating_bad_rows(
+                    str(part),
+                    str(path),
+                    lambda ordinals, rows: rows_at(part, ordinals, uri=str(path), first_line=first_line, rows=rows),
+                )
+    if landed.keep:
+        progress.bytes_read(length)
+        return load.result
+    batches = read_jsonl(
+        path, on_bytes=progress.bytes_read, start=span.start_offset, end=span.size_bytes, first_line=first_line
+    )
+    return load_batches(
+        con, contract, str(path), batches, opts, checksum=scan.checksum, size_bytes=span.size_bytes, read_range=span
+    )
+
+
+@contextmanager
+def _part_of(path: Path, span: ReadRange) -> Iterator[Path]:
+    """The file itself when the whole of it is read (as it was at `stat`), else its bytes
+    [start_offset, size_bytes) copied to a temporary file (the appended part: small next to the file)."""
+    if span.start_offset == 0 and span.size_bytes == path.stat().st_size:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="feedback-append-") as folder:
+        part = Path(folder) / path.name
+        copy_range(path, span.start_offset, span.size_bytes, part)
+        yield part
 
 
 def folder_checksum(files: list[Path]) -> str:

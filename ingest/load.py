@@ -10,6 +10,7 @@ For every load: rows read = landed + quarantined + duplicates.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import uuid
@@ -56,6 +57,17 @@ class LoadOptions:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+def _value_at(record: object, paths: tuple[tuple[str, ...], ...]) -> object:
+    """The first value found at one of the JSON paths of a field (None: none)."""
+    for path in paths:
+        node = record
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None:
+            return node
+    return None
+
+
 def _unregister(con: duckdb.DuckDBPyConnection, name: str) -> None:
     """Drop a registered Arrow object; in an aborted transaction the rollback drops it anyway."""
     with suppress(duckdb.Error):
@@ -65,6 +77,33 @@ def _unregister(con: duckdb.DuckDBPyConnection, name: str) -> None:
 def _changed(contract: Contract) -> str:
     """SQL: the `fresh` row differs from the `landed` one in some contract column."""
     return " or ".join(f"fresh.{quote(c)} is distinct from landed.{quote(c)}" for c in contract.columns)
+
+
+@dataclass(frozen=True)
+class ReadRange:
+    """What a load read of a JSON-lines file: bytes [start_offset, size_bytes) of it; the last complete line
+    ends at `end_offset`, line `end_line`; `prefix_fingerprint` covers bytes [0, size_bytes)."""
+
+    start_offset: int
+    size_bytes: int
+    end_offset: int
+    end_line: int
+    prefix_fingerprint: str
+
+
+def last_read(con: duckdb.DuckDBPyConnection, table: str, uri: str) -> ReadRange | None:
+    """The last committed read of a JSON-lines file (None: never read, or by a version without offsets)."""
+    rows = con.execute(
+        """
+        select start_offset, size_bytes, end_offset, end_line, prefix_fingerprint
+        from raw.load_manifest
+        where target_table = ? and uri = ? and end_offset is not null and prefix_fingerprint is not null
+        order by finished_at desc
+        limit 1
+        """,
+        [table, uri],
+    ).fetchall()
+    return ReadRange(*rows[0]) if rows else None
 
 
 def already_loaded(con: duckdb.DuckDBPyConnection, table: str, checksum: str) -> bool:
@@ -122,8 +161,10 @@ class Load:
         *,
         checksum: str | None = None,
         size_bytes: int | None = None,
+        read_range: ReadRange | None = None,
     ) -> None:
         self.con = con
+        self.read_range = read_range
         self.contract = contract
         self.options = options
         self.checksum = checksum
@@ -177,9 +218,71 @@ class Load:
         raw_sql = "to_json(struct_pack(" + ", ".join(f"{quote(c)} := c.{quote(c)}" for c in originals) + "))::varchar"
         self._land(batch, typed_batch_sql(self.contract, "_chunk", types), raw_sql=raw_sql)
 
-    def stream_clean_jsonl(self, path: str) -> bool:
-        """Land a JSON-lines file in one pass with DuckDB's own parallel reader, if it is clean."""
-        return self.stream_clean(json_batch_sql(self.contract, read_json_parsed_sql(self.contract, path)))
+    def stream_clean_jsonl(self, path: str, uri: str | None = None) -> bool:
+        """Land a JSON-lines file in one pass with DuckDB's own parallel reader, if it is clean (`uri`: the file
+        whose part `path` holds)."""
+        return self.stream_clean(json_batch_sql(self.contract, read_json_parsed_sql(self.contract, path, uri)))
+
+    def land_isolating_bad_rows(
+        self, path: str, uri: str, rows_at: Callable[[list[int], int], pa.Table | None]
+    ) -> bool:
+        """Land a JSON-lines file with DuckDB's reader although some rows are bad.
+
+        Every row is read and validated into a temporary table (a line the reader cannot take is a row of
+        NULLs, which the contract refuses), the valid rows are inserted from it, and only the refused rows
+        are read again line by line (`rows_at(ordinals, rows)`: their lines, with physical numbers) to be
+        validated and quarantined exactly as the line-by-line path does. A row's ordinal is its place in
+        the table, which is the file's order only when one thread reads (two threads reorder it), so this
+        one statement runs on one thread. False (the caller rolls back and reads line by line) when the
+        lines `rows_at` finds do not carry the refused rows' keys."""
+        con = self.con
+        validated = json_batch_sql(self.contract, read_json_parsed_sql(self.contract, path, uri, ignore_errors=True))
+        key = quote(self.contract.key)
+        (threads,) = con.execute("select current_setting('threads')").fetchall()[0]
+        con.execute("set threads = 1")
+        try:
+            con.execute(f"create or replace temp table _read as {validated}")
+        finally:
+            con.execute(f"set threads = {int(threads)}")
+        try:
+            (rows,) = con.execute("select count(*) from _read").fetchall()[0]
+            refused_rows = con.execute(
+                f"""
+                select ordinal, key from (
+                    select _reason, cast({key} as varchar) as key, row_number() over (order by rowid) - 1 as ordinal
+                    from _read
+                )
+                where _reason <> '' order by ordinal
+                """
+            ).fetchall()
+            refused = rows_at([int(o) for o, _ in refused_rows], int(rows)) if refused_rows else None
+            if refused_rows and not self._lines_carry(refused, [k for _, k in refused_rows]):
+                return False
+            inserted = self._insert_valid("_read where _reason = ''")
+        finally:
+            con.execute("drop table if exists _read")
+        self._count(int(rows) - len(refused_rows), 0, inserted)
+        if refused is not None:
+            self.add_json_batch(refused)
+        return True
+
+    def _lines_carry(self, lines: pa.Table | None, keys: list[str | None]) -> bool:
+        """Whether each line found for a refused row is that row: the same key where Python's json module
+        reads one (a line DuckDB's reader refused and Python reads, like a line after a BOM, proves nothing)."""
+        if lines is None or lines.num_rows != len(keys):
+            return False
+        paths = next(f.json_paths for f in self.contract.fields if f.name == self.contract.key)
+        for raw, key in zip(lines.column("_raw").to_pylist(), keys, strict=True):
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                if key is not None:  # DuckDB read a key from a line Python cannot parse: another line
+                    return False
+                continue
+            found = _value_at(record, paths)
+            if key is not None and isinstance(found, str) and found != key:
+                return False
+        return True
 
     def stream_clean_typed(self, relation: str, column_types: dict[str, str]) -> bool:
         """Land a typed relation (e.g. a registered Arrow stream from ADBC) in one pass, if it is clean."""
@@ -334,8 +437,14 @@ class Load:
 
     def _write_manifest(self) -> None:
         r = self.result
+        span = self.read_range
         self.con.execute(
-            "insert into raw.load_manifest values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            """
+            insert into raw.load_manifest (load_id, source, target_table, uri, checksum, size_bytes, rows_read,
+                rows_loaded, rows_quarantined, rows_duplicate, started_at, finished_at,
+                start_offset, end_offset, end_line, prefix_fingerprint)
+            values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
             [
                 self.load_id,
                 r.source,
@@ -349,6 +458,10 @@ class Load:
                 r.duplicates,
                 self.started_at,
                 datetime.now(UTC).replace(tzinfo=None),
+                span and span.start_offset,
+                span and span.end_offset,
+                span and span.end_line,
+                span and span.prefix_fingerprint,
             ],
         )
 
@@ -363,11 +476,12 @@ def load_batches(
     typed: bool = False,
     checksum: str | None = None,
     size_bytes: int | None = None,
+    read_range: ReadRange | None = None,
 ) -> LoadResult:
     """Land every batch of one unit of input in one transaction (or skip it if unchanged)."""
     if checksum and options.skip_unchanged and already_loaded(con, contract.table, checksum):
         return LoadResult(contract.source, contract.table, uri, skipped=True)
-    load = Load(con, contract, uri, options, checksum=checksum, size_bytes=size_bytes)
+    load = Load(con, contract, uri, options, checksum=checksum, size_bytes=size_bytes, read_range=read_range)
     with load.transaction():
         for batch in batches:
             if typed:

@@ -204,11 +204,15 @@ def lines_parsed_sql(contract: Contract, relation: str) -> str:
     """
 
 
-def read_json_parsed_sql(contract: Contract, path: str) -> str:
+def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None, *, ignore_errors: bool = False) -> str:
     """Parse a clean JSON-lines file with DuckDB's reader (fast, parallel); raises on any malformed line.
 
     It yields no line numbers, so a file with any invalid row is read again
     line by line (`lines_parsed_sql`) to quarantine exactly what was read.
+    `uri` names the file the rows come from when `path` holds a part of it. With
+    `ignore_errors` a line the reader cannot take (malformed, not UTF-8, a BOM)
+    is a row of NULLs instead of an error: still one row per non-blank line, in
+    the file's order (`Load.land_isolating_bad_rows`).
     """
     tree = json.loads(_struct_spec(contract.fields))
     columns = (
@@ -220,9 +224,11 @@ def read_json_parsed_sql(contract: Contract, path: str) -> str:
         + "}"
     )
     return f"""
-        select null::bigint as _line, {sql_literal(path)} as _uri, null::varchar as _parse_error, record as _s
+        select null::bigint as _line, {sql_literal(uri or path)} as _uri, null::varchar as _parse_error,
+            record as _s
         from read_json({sql_literal(path)}, format = 'newline_delimited', records = true,
-                       columns = {columns}, maximum_object_size = 67108864) as record
+                       columns = {columns}, maximum_object_size = 67108864,
+                       ignore_errors = {str(ignore_errors).lower()}) as record
     """
 
 

@@ -69,8 +69,14 @@ def dbt_build(
     from warehouse.connection import wait_until_writable
 
     wait_until_writable(db)  # a dashboard query in flight finishes first
-    env = {**os.environ, **(env or {}), "FEEDBACK_DB": str(db.resolve()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    command = dbt_command("build", *(dbt_args or []), as_of=as_of, unit_tests=unit_tests, target=target)
+    env = {
+        **os.environ,
+        **(env or {}),
+        "FEEDBACK_DB": str(db.resolve()),
+        "FEEDBACK_AS_OF": as_of or "",  # not --vars: a new instant each night would force a full re-parse
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+    }
+    command = dbt_command("build", *(dbt_args or []), unit_tests=unit_tests, target=target)
     if not capture and on_line is None:
         return subprocess.run(command, env=env, check=False, stdin=subprocess.DEVNULL).returncode, ""
     env["DBT_USE_COLORS"] = "false"

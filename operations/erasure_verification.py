@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from operations.erasure import ARCHIVED_TABLE, FREE_TEXT_COLUMNS, ID_CHARACTERS_PY, NUMBER_PATTERN, USER_COLUMNS
 from warehouse.connection import connect
+from warehouse.location import serving_path
 from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote
 
@@ -141,40 +142,51 @@ def _batches(con: duckdb.DuckDBPyConnection, sql: str) -> Iterator[pa.RecordBatc
     yield from reader
 
 
+def _scan_tables(con: duckdb.DuckDBPyConnection, finder: _Finder, counts: dict[str, int], prefix: str = "") -> list:
+    """Count the rows carrying the id in every table of `con`'s database, by `prefix` + `schema.table.column`;
+    returns the columns (schema, table, column, type)."""
+    columns = con.execute(
+        """
+        select c.schema_name, c.table_name, c.column_name, c.data_type
+        from duckdb_columns() as c
+        join duckdb_tables() as t
+            on t.database_name = c.database_name and t.schema_name = c.schema_name and t.table_name = c.table_name
+        where c.database_name = current_database()
+        order by c.schema_name, c.table_name, c.column_index
+        """
+    ).fetchall()
+    tables: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for schema, table, column, data_type in columns:
+        rule = _rule(schema, table, column, data_type)
+        if rule:
+            tables.setdefault((schema, table), []).append((column, rule))
+    for (schema, table), wanted in tables.items():
+        select = ", ".join(
+            f"cast({quote(c)} as varchar) as {quote(c)}" if rule == "document" else quote(c) for c, rule in wanted
+        )
+        for batch in _batches(con, f"select {select} from {quote(schema)}.{quote(table)}"):
+            for index, (column, rule) in enumerate(wanted):
+                place = f"{prefix}{schema}.{table}.{column}"
+                counts[place] = counts.get(place, 0) + _rows_carrying(finder, batch.column(index), rule)
+    return columns
+
+
 def verify(db: Path, user_id: str, archives: Iterable[Path]) -> dict[str, int]:
     """Step 4: rows still carrying the id, by place. In-scope places always appear; `raw.other_columns`,
-    `models.all_columns` (the dbt-built tables) and `archive.other_columns` sum the rest, whose places
-    appear on their own when they are not zero."""
+    `models.all_columns` (the dbt-built tables), `serving.all_columns` (the serving file the dashboard reads)
+    and `archive.other_columns` sum the rest, whose places appear on their own when they are not zero."""
     finder = _Finder(user_id)
     counts: dict[str, int] = {}
     con = connect(db, read_only=True)
     try:
-        columns = con.execute(
-            """
-            select c.schema_name, c.table_name, c.column_name, c.data_type
-            from duckdb_columns() as c
-            join duckdb_tables() as t
-                on t.database_name = c.database_name and t.schema_name = c.schema_name and t.table_name = c.table_name
-            where c.database_name = current_database()
-            order by c.schema_name, c.table_name, c.column_index
-            """
-        ).fetchall()
-        json_columns = [(t, c) for s, t, c, d in columns if s == "raw" and d == "JSON" and t in DATA_TABLES]
-        tables: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        for schema, table, column, data_type in columns:
-            rule = _rule(schema, table, column, data_type)
-            if rule:
-                tables.setdefault((schema, table), []).append((column, rule))
-        for (schema, table), wanted in tables.items():
-            select = ", ".join(
-                f"cast({quote(c)} as varchar) as {quote(c)}" if rule == "document" else quote(c) for c, rule in wanted
-            )
-            for batch in _batches(con, f"select {select} from {quote(schema)}.{quote(table)}"):
-                for index, (column, rule) in enumerate(wanted):
-                    place = f"{schema}.{table}.{column}"
-                    counts[place] = counts.get(place, 0) + _rows_carrying(finder, batch.column(index), rule)
+        columns = _scan_tables(con, finder, counts)
     finally:
         con.close()
+    json_columns = [(t, c) for s, t, c, d in columns if s == "raw" and d == "JSON" and t in DATA_TABLES]
+    serving = serving_path(db)
+    if serving.exists():
+        with duckdb.connect(str(serving), read_only=True) as published:
+            _scan_tables(published, finder, counts, prefix="serving.")
     for path in archives:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=100_000):  # pyarrow's reader, not DuckDB's
             for column, array in zip(batch.schema.names, batch.columns, strict=True):
@@ -189,13 +201,15 @@ def _summarised(counts: dict[str, int], in_scope: list[str]) -> dict[str, int]:
     shown = {place: counts.get(place, 0) for place in in_scope}
     archive_scope = [f"archive.{column}" for column in FREE_TEXT_COLUMNS[ARCHIVED_TABLE]]
     shown.update({place: counts.get(place, 0) for place in archive_scope})
-    others = {"raw.other_columns": 0, "models.all_columns": 0, "archive.other_columns": 0}
+    others = {"raw.other_columns": 0, "models.all_columns": 0, "serving.all_columns": 0, "archive.other_columns": 0}
     extra = {}
     for place, count in counts.items():
         if place in shown:
             continue
         bucket = (
-            "archive.other_columns"
+            "serving.all_columns"
+            if place.startswith("serving.")
+            else "archive.other_columns"
             if place.startswith("archive.")
             else "raw.other_columns"
             if place.startswith("raw.")

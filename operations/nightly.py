@@ -2,6 +2,8 @@
 
 - One lock (`<warehouse>.nightly.lock`, an flock): a second run started while
   one is going exits at once with a clear message.
+- The build publishes the marts to the serving file the dashboard reads
+  (operations/serving.py) when it succeeds, and nothing when it fails.
 - Every step runs even when an earlier one failed, because each is safe on
   its own (a load is atomic, a purge policy is atomic, a build reads what is
   there); the run then exits 1. One summary line per step, with counts and
@@ -132,8 +134,9 @@ def _build_step(db: Path, as_of: ReportInstant, logger: logging.Logger, verbose:
     code, output = build_on_target(db, as_of.dbt_var, capture=True, on_line=live if verbose else None, target=target)
     logger.info("dbt output:\n%s", output.strip(), extra=DETAIL)
     if code != 0:
-        raise UserError(f"dbt build exited {code}: {summary_of(output)}")
-    return summary_of(output)
+        raise UserError(f"dbt build exited {code}: {summary_of(output)} (nothing published)")
+    published = [line.split(" to ", 1)[0] for line in output.splitlines() if line.startswith("published ")]
+    return summary_of(output) + (f"; {published[-1]}" if published else "")
 
 
 def run_nightly(

@@ -1,5 +1,7 @@
 """Which engine builds: `build` and `nightly` run dbt on the DuckDB file, or with `--target spark` /
-`spark_local` on Spark (operations/spark.py: lake first, marts copied back afterwards)."""
+`spark_local` on Spark (operations/spark.py: lake first, marts copied back afterwards). After a successful build
+on either engine the marts are published to the serving file the dashboard reads (operations/serving.py); a
+failed build publishes nothing."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from operations.build import BuildProgress, dbt_build, resolve_target
+from operations.serving import publish
 from operations.spark import spark_build
 
 
@@ -25,8 +28,28 @@ def build_on_target(
     An unknown target, and whatever a Spark target lacks, raise UserError before anything runs."""
     resolved = resolve_target(target)
     if resolved is not None and resolved.is_spark:
-        return spark_build(db, as_of, resolved, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line)
-    return dbt_build(db, as_of, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line, target=target)
+        code, output = spark_build(
+            db, as_of, resolved, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line
+        )
+    else:
+        code, output = dbt_build(
+            db, as_of, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line, target=target
+        )
+    if code != 0:
+        return code, output
+    done = publish(db, engine=resolved.name if resolved is not None else "duckdb")
+    line = (
+        f"published {done.relations} marts ({done.rows:,} rows) to {done.path} in {done.seconds:.1f} s "
+        "(the file the dashboard reads)\n"
+        if done.relations
+        else f"nothing published: the warehouse has no marts yet ({done.path} unchanged)\n"
+    )
+    if on_line is not None:
+        on_line(line)
+    elif not capture:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+    return code, output + line if capture or on_line is not None else output
 
 
 def build_showing_progress(
@@ -43,4 +66,7 @@ def build_showing_progress(
     progress = BuildProgress(sys.stdout)
     code, output = build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, on_line=progress, target=target)
     progress.finish(code, output)
+    published = [line for line in output.splitlines() if line.startswith(("published ", "nothing published"))]
+    if published:
+        print(published[-1], flush=True)
     return code

@@ -3,7 +3,8 @@
 Every part resolves the file the same way: `--db PATH`, else the
 `FEEDBACK_DB` environment variable, else `./feedback.duckdb` (dbt's
 `profiles.yml` reads the same variable; the command line exports it to dbt
-and to the dashboard).
+and to the dashboard). The dashboard reads the warehouse's serving file
+(`serving_path`), which every successful build publishes.
 """
 
 from __future__ import annotations
@@ -47,3 +48,14 @@ def refuse_what_is_no_warehouse(path: Path) -> None:
                 f"--db {path} is not a DuckDB warehouse (no DuckDB header): give the warehouse file, "
                 "or a new file name to create one"
             )
+
+
+SERVING_SUFFIX = ".serving.duckdb"
+
+
+def serving_path(db: str | os.PathLike[str] | None = None) -> Path:
+    """The serving file of a warehouse: `<stem>.serving.duckdb` beside it (operations/serving.py publishes it,
+    the dashboard reads it and nothing else)."""
+    path = resolve_db_path(db)
+    stem = path.name[: -len(".duckdb")] if path.name.endswith(".duckdb") else path.name
+    return path.with_name(stem + SERVING_SUFFIX)

@@ -91,6 +91,11 @@ BOOKKEEPING_TABLES: dict[str, tuple[Column, ...]] = {
         Column("rows_duplicate", "bigint", True),
         Column("started_at", "timestamp", True),
         Column("finished_at", "timestamp", True),
+        # JSON-lines files: the bytes read, so that the next load of a grown file reads only what was appended
+        Column("start_offset", "bigint"),
+        Column("end_offset", "bigint"),
+        Column("end_line", "bigint"),
+        Column("prefix_fingerprint", "varchar"),
     ),
     # one row per retention policy applied
     "purge_log": (

@@ -1,5 +1,8 @@
 {#
-    The report's reference instant, from var `as_of`, as a UTC timestamp:
+    The report's reference instant, from var `as_of` (else the environment
+    variable FEEDBACK_AS_OF, read only when the SQL runs: `feedback-analytics
+    build` passes the instant that way, because a changed var makes dbt parse
+    the whole project again, about 8 s), as a UTC timestamp:
     - null / empty: now;
     - a date (YYYY-MM-DD, or any ISO-8601 date without a time): the end of
       that day, 23:59:59.999999 UTC, so the day itself counts;
@@ -12,6 +15,10 @@
 #}
 {% macro as_of_timestamp() %}
     {%- set value = var('as_of', none) -%}
+    {%- if (value is none or (value | string | trim) == '') and execute -%}
+        {#- read when the SQL runs, not when dbt parses: a new instant keeps partial parsing -#}
+        {%- set value = env_var('FEEDBACK_AS_OF', '') -%}
+    {%- endif -%}
     {%- if value is none or (value | string | trim) == '' -%}
         {{ utc_now() }}
     {%- else -%}

@@ -11,6 +11,7 @@ import math
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -37,8 +38,10 @@ from tests.support.dashboard import (
     empty_warehouse,
     metrics,
     never_built_warehouse,
+    republish,
     run_page,
 )
+from warehouse.location import serving_path
 
 pytestmark = pytest.mark.slow
 PAGE_IDS = [page.url_path for page in PAGES]
@@ -138,24 +141,58 @@ def test_every_page_runs_on_an_empty_warehouse(
     assert not app.get("plotly_chart"), "no chart is drawn without data"
 
 
-def test_a_busy_warehouse_shows_a_message_not_a_traceback(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
-    """While another process holds the write lock (ingest, build), a page says so after a short wait."""
-    db = use_warehouse(copy_warehouse(demo.db, tmp_path / "busy.duckdb"))
+def _hold_for_writing(path: Path) -> subprocess.Popen:
+    """Another process that opens `path` for writing (as ingest, purge and build open the warehouse) and keeps it."""
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            f"import duckdb, sys, time; con = duckdb.connect({str(db)!r}); print('locked', flush=True); time.sleep(60)",
+            f"import duckdb, sys, time; con = duckdb.connect({str(path)!r}); print('locked', flush=True); "
+            "time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+@pytest.mark.parametrize("dashboard_page", PAGES, ids=PAGE_IDS)
+def test_a_writer_on_the_warehouse_never_makes_a_page_wait(
+    use_warehouse, demo: DemoWarehouse, tmp_path: Path, dashboard_page: DashboardPage
+) -> None:
+    """While ingest, purge or build holds the warehouse's write lock, every page reads the serving file: the
+    same numbers as before, no busy message, no wait for the lock."""
+    db = use_warehouse(copy_warehouse(demo.db, tmp_path / "busy.duckdb"))
+    quiet = run_page(dashboard_page)
+    holder = _hold_for_writing(db)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        data.clear_caches()
+        started = time.monotonic()
+        app = run_page(dashboard_page)
+        waited = time.monotonic() - started
+        assert_no_exception(app)
+        assert not app.error and not app.warning, texts(app)
+        assert "being written" not in texts(app) and "held for writing" not in texts(app)
+        assert metrics(app) == metrics(quiet)
+        assert waited < data.LOCK_RETRY_SECONDS + 20, "a page waited for the writer's lock"
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_foreign_writer_on_the_serving_file_shows_a_message_not_a_traceback(
+    use_warehouse, demo: DemoWarehouse, tmp_path: Path
+) -> None:
+    """Nothing of ours opens the serving file for writing (a publish renames a new file in); if another tool
+    does, a page says so after a short wait."""
+    db = use_warehouse(copy_warehouse(demo.db, tmp_path / "held.duckdb"))
+    holder = _hold_for_writing(serving_path(db))
+    try:
         started = time.monotonic()
         app = run_page(page("overview"))
         assert_no_exception(app)
-        assert "being written by another process" in texts(app)
+        assert "held for writing by another process" in texts(app)
         assert time.monotonic() - started < 60
     finally:
         holder.kill()
@@ -164,7 +201,7 @@ def test_a_busy_warehouse_shows_a_message_not_a_traceback(use_warehouse, demo: D
 
 def test_every_call_lets_go_of_the_file(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
     """Calls from several threads at once, and one whose statement fails, leave no attachment behind: a writer
-    process opens the file at once afterwards (the nightly job needs that between two page loads)."""
+    process opens the serving file at once afterwards."""
     db = use_warehouse(copy_warehouse(demo.db, tmp_path / "released.duckdb"))
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda _: data._query("select count(*) as n from marts.build_info"), range(8)))
@@ -172,7 +209,7 @@ def test_every_call_lets_go_of_the_file(use_warehouse, demo: DemoWarehouse, tmp_
     with pytest.raises(data.WarehouseUnavailable, match="lacks a table"):
         data._query("select * from marts.no_such_mart")
     writer = subprocess.run(
-        [sys.executable, "-c", f"import duckdb; duckdb.connect({str(db)!r}).execute('checkpoint')"],
+        [sys.executable, "-c", f"import duckdb; duckdb.connect({str(serving_path(db))!r}).execute('checkpoint')"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -180,6 +217,34 @@ def test_every_call_lets_go_of_the_file(use_warehouse, demo: DemoWarehouse, tmp_
     assert writer.returncode == 0, writer.stderr
     attached = data._cursor().execute("select database_name from duckdb_databases() where not internal").fetchall()
     assert attached == [("memory",)]
+
+
+def test_pages_read_through_publishes(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
+    """Publishes renaming new serving files in while pages query: every query answers, with the numbers of
+    the old file or the new one (here the same numbers), never an error."""
+    db = use_warehouse(copy_warehouse(demo.db, tmp_path / "publishing.duckdb"))
+    expected = data._query("select count(*) as n, sum(responses) as s from marts.session_feedback_daily")
+    stop = threading.Event()
+    publishes = []
+
+    def publish_in_a_loop() -> None:
+        while not stop.is_set():
+            publishes.append(republish(db))
+
+    publisher = threading.Thread(target=publish_in_a_loop)
+    publisher.start()
+    answers = []
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline or len(publishes) < 3:
+            data.clear_caches()
+            answers.append(data._query("select count(*) as n, sum(responses) as s from marts.session_feedback_daily"))
+            assert data.status().ready
+    finally:
+        stop.set()
+        publisher.join()
+    assert len(publishes) >= 3 and len(answers) > 10
+    assert all(answer.equals(expected) for answer in answers)
 
 
 # -- filters change the numbers ------------------------------------------------------------------------------
@@ -291,7 +356,7 @@ def test_skills_show_the_insufficient_data_state(use_warehouse, demo: DemoWareho
             "update marts.skill_correction_rates set sample_size = 3, sufficient_data = false where skill_id = ?",
             [NEW_SKILL],
         )
-    use_warehouse(db)
+    use_warehouse(republish(db))
     app = run_page(page("skills"))
     assert_no_exception(app)
     assert any("Insufficient data" in warning.value and NEW_SKILL in warning.value for warning in app.warning)
@@ -328,7 +393,7 @@ def test_skills_state_the_build_windows_and_leave_a_missing_trend_out(
             ).fetchall()
         ]
     assert missing, "the demo has a skill without a prior window"
-    use_warehouse(db)
+    use_warehouse(republish(db))
     app = run_page(page("skills"))
     assert_no_exception(app)
     figures = plotly_figures(app)
@@ -382,7 +447,7 @@ def test_skill_events_show_snippets_only_when_ingested(use_warehouse, demo: Demo
         ).fetchall()
         for schema, table in tables:
             con.execute(f'update "{schema}"."{table}" set user_message_snippet = null')
-    use_warehouse(db)
+    use_warehouse(republish(db))
     without = run_page(page("skills"), skill=IMPROVING_SKILL)
     assert_no_exception(without)
     assert "user_message_snippet" not in without.dataframe[-1].value.columns

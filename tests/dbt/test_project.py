@@ -4,7 +4,9 @@ described, its natural key tested and its freshness checkable."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import re
 import subprocess
 import sys
@@ -311,3 +313,31 @@ def test_dbt_on_a_warehouse_without_raw_tables_says_which_file_and_what_to_do(tm
     assert f"the warehouse {wrong} has no raw.analyzer_events" in result.stdout, result.stdout[-3000:]
     assert "FEEDBACK_DB=" in result.stdout and "feedback-analytics ingest" in result.stdout
     assert "Catalog Error" not in result.stdout
+
+
+def test_a_new_as_of_keeps_partial_parsing(tmp_path: Path) -> None:
+    """`build --as-of` passes the instant as FEEDBACK_AS_OF, read when the SQL runs: a nightly with a new
+    instant re-uses the parsed project (a changed --vars would parse it all again), and the marts say the new
+    instant."""
+    warehouse = new_warehouse(tmp_path)
+    env = {**os.environ, "DBT_TARGET_PATH": str(tmp_path / "target"), "DBT_LOG_PATH": str(tmp_path / "logs")}
+    for day in ("2026-11-01", "2026-11-02"):
+        result = subprocess.run(
+            [sys.executable, "-m", "cli", "build", "--as-of", day, "--db", str(warehouse), "--", "-s", "build_info"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            assert con.execute("select as_of_at from marts.build_info").fetchall() == [
+                (dt.datetime.fromisoformat(f"{day}T23:59:59.999999"),)
+            ]
+    log = (tmp_path / "logs" / "dbt.log").read_text()
+    second = log[log.rindex("Running with dbt") :]
+    assert "Unable to do partial parsing" not in second, second[:3000]
+    assert "Unable to do partial parsing because saved manifest not found" in log  # the first build parsed all

@@ -228,7 +228,8 @@ def test_a_file_that_grew_lands_only_its_new_rows(tmp_path: Path, dirty: bool) -
     old_bad = 2 if dirty else 0
     new_bad = 1 if dirty else 0
     _, _, totals = parse_report(result.stdout)
-    assert totals == {"read": 7 + old_bad + new_bad, "loaded": 3, "quarantined": new_bad, "duplicates": 4 + old_bad}
+    # only the appended bytes are read (tests/ingest/test_appends.py has the rewrites, truncations and rotations)
+    assert totals == {"read": 3 + new_bad, "loaded": 3, "quarantined": new_bad, "duplicates": 0}
     landed_after = {r[0]: r for r in query(db, "select event_id, _load_id from raw.analyzer_events")}
     assert len(landed_after) == 7
     assert {k: landed_after[k] for k in landed_before} == landed_before, "old rows untouched"

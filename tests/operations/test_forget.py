@@ -52,6 +52,7 @@ from tests.support.operations import (
     stored_forms,
     write_sources,
 )
+from warehouse.location import serving_path
 
 USER = "alice-7f3c"
 LOOKALIKE = "alice-7f3c2"  # the user's id is a prefix of this one
@@ -320,6 +321,8 @@ def test_forget_rebuilds_the_marts(tmp_path: Path, demo_sources: Path) -> None:
     ok(run_ops("build", "--as-of", AS_OF, "--db", db, env=env, timeout=600))
     built = places_mentioning(db, user)
     assert any(place.startswith("marts.") for place in built), f"the marts should hold the id before: {built}"
+    served = serving_path(db)
+    assert places_mentioning(served, user), "the build should have published the id's rows to the serving file"
     catalog = catalog_of(db)
     assert {"raw", "staging", "intermediate", "marts", "seeds"} <= {s for (s,) in catalog["schemas"]}
     archive = db.parent / "warehouse-archive"
@@ -330,7 +333,8 @@ def test_forget_rebuilds_the_marts(tmp_path: Path, demo_sources: Path) -> None:
 
     # without the rebuild: the rewritten file holds the same objects; only the raw tables lost rows
     no_build = ok(run_ops("forget", "--user-id", user, "--no-build", "--db", db, env=env))
-    assert "the dbt-built tables still hold the id" in no_build.stderr, no_build.stderr
+    assert "the dbt-built tables and the serving file still hold the id" in no_build.stderr, no_build.stderr
+    assert verification(no_build.stdout)["serving.all_columns"] > 0, "the verification must read the serving file"
     rewritten = catalog_of(db)
     for part in ("schemas", "columns", "views", "macros", "sequences", "indexes", "constraints"):
         assert rewritten[part] == catalog[part], part
@@ -346,8 +350,9 @@ def test_forget_rebuilds_the_marts(tmp_path: Path, demo_sources: Path) -> None:
     assert rows(db, "select as_of_at from marts.build_info") == [as_of_before], "the rebuild moved the as-of"
     assert f"rebuilding the marts as of {as_of_before['as_of_at'].isoformat(timespec='microseconds')}Z" in result.stdout
     assert places_mentioning(db, user) == [], "the id survives in a model after the rebuild"
+    assert places_mentioning(served, user) == [], "the rebuild did not republish: the dashboard still shows the id"
     assert all(count == 0 for count in verification(result.stdout).values())
-    assert files_holding(warehouse_files(db) + files_under(archive), forms) == {}, "the id's bytes survive"
+    assert files_holding([*warehouse_files(db), served, *files_under(archive)], forms) == {}, "the id's bytes survive"
     assert not [row for row in read_archive(archive) if user in repr(row)], "the archive still holds the id"
     assert [p.name for p in warehouse_files(db)] == [db.name]
     (active,) = query(db, "select count(*) from marts.turn_reactions_active")[0]

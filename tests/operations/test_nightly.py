@@ -39,6 +39,7 @@ from tests.support.operations import (
     run_ops,
     wait_until,
 )
+from warehouse.location import serving_path
 
 pytestmark = pytest.mark.slow
 
@@ -167,6 +168,8 @@ def test_overlapping_nightly_runs(work: Path, tmp_path: Path) -> None:
     archived = sum(row["rows_archived"] for row in run_log)
     assert archived > 100_000 and f"{archived:,}" in summaries["purge"]["summary"], summaries["purge"].group(0)
     assert "PASS=" in summaries["build"]["summary"] and "ERROR=0" in summaries["build"]["summary"]
+    assert re.search(r"; published \d+ marts \([\d,]+ rows\)", summaries["build"]["summary"]), summaries["build"][0]
+    assert serving_path(db).exists(), "a successful nightly publishes the serving file"
     # every input loaded once: the refused run ingested nothing
     (loads, uris) = query(db, "select count(*), count(distinct uri) from raw.load_manifest")[0]
     assert loads == uris
@@ -304,23 +307,23 @@ def test_nightly_while_the_dashboard_is_open(work: Path, tmp_path: Path, dashboa
     assert http_get(url + "/")[0] == 200
 
 
-def test_nightly_waits_out_a_dashboard_query_in_flight(work: Path, tmp_path: Path) -> None:
-    """The runbook: the dashboard opens the warehouse read-only for one query, "so the nightly writer is never
-    blocked by it". A dashboard query running when the nightly starts (2 s, a big warehouse) must not fail it."""
+def test_nightly_waits_out_a_reader_in_flight(work: Path, tmp_path: Path) -> None:
+    """The dashboard reads the serving file, but an analyst may read the warehouse itself: a read-only query
+    running when the nightly starts (2 s, a big warehouse) must not fail it; the writer waits it out."""
     db = tmp_path / "warehouse.duckdb"
     ingest_ok("--config", write_config(tmp_path / "demo.toml", base=demo_entries(work)), "--db", db, "-q")
     fresh = tmp_path / "new-analyzer" / "feedback.jsonl"
     write_analyzer_jsonl(fresh, 1_000, seed=13, as_of=AS_OF, days=30)
     config = write_config(tmp_path / "sources.toml", f'[[analyzer]]\npath = "{fresh}"\n', base=demo_entries(work))
-    # the dashboard's own data layer (dashboards/data.py): the warehouse attached read-only for one session of
-    # statements, held here for 2 s as a slow page on a big warehouse would
+    # the ground floor's read-only connection (what read-only commands use), held for 2 s as a slow query would
     reader_code = (
         "import time\n"
-        "from dashboards import data\n"
-        "with data._session() as session:\n"
-        "    assert len(session.df('select count(*) from raw.analyzer_events')) == 1\n"
-        "    print('open', flush=True)\n"
-        "    time.sleep(2.0)\n"
+        "from warehouse.connection import connect\n"
+        "con = connect(None, read_only=True)\n"
+        "assert len(con.execute('select count(*) from raw.analyzer_events').fetchall()) == 1\n"
+        "print('open', flush=True)\n"
+        "time.sleep(2.0)\n"
+        "con.close()\n"
     )
     reader = subprocess.Popen(
         [sys.executable, "-c", reader_code],
@@ -336,7 +339,7 @@ def test_nightly_waits_out_a_dashboard_query_in_flight(work: Path, tmp_path: Pat
     finally:
         reader.wait(timeout=30)
     failures = [line for line in result.stderr.splitlines() if re.search(r" ERROR (ingest|purge|build) |^error:", line)]
-    assert result.returncode == 0, "nightly failed while a dashboard query ran:\n" + "\n".join(failures)
+    assert result.returncode == 0, "nightly failed while a read-only query ran:\n" + "\n".join(failures)
     assert query(db, "select count(*) from raw.load_manifest where uri = ?", [str(fresh)])[0][0] == 1
 
 

@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from operations.build import dbt_command
@@ -27,6 +28,7 @@ from tests.support.dashboard import PAGES, assert_no_exception, metrics, run_pag
 from tests.support.operations import ok, ops_env, run_ops
 from tests.support.spark import SparkServer
 from tests.support.spark_parity import differences, marts, row_counts
+from warehouse.location import serving_path
 
 pytestmark = pytest.mark.slow
 
@@ -153,6 +155,8 @@ def test_the_dashboard_shows_the_spark_build(builds: Builds, monkeypatch: pytest
 
     shown: dict[str, dict[str, dict[str, str]]] = {}
     for engine, db in (("duckdb", builds.duckdb), ("spark", builds.spark)):
+        with duckdb.connect(str(serving_path(db)), read_only=True) as served:  # what the dashboard reads
+            assert served.execute("select engine from serving.publish_info").fetchall() == [(engine,)]
         monkeypatch.setenv("FEEDBACK_DB", str(db))
         data.clear_caches()
         shown[engine] = {}

@@ -23,7 +23,9 @@ from pathlib import Path
 import duckdb
 from streamlit.testing.v1 import AppTest
 
+from operations.serving import publish
 from tests.support.environment import free_port
+from warehouse.location import serving_path
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboards" / "app.py"
@@ -132,8 +134,17 @@ def demo_warehouse(base: Path) -> DemoWarehouse:
 
 
 def copy_warehouse(source: Path, target: Path) -> Path:
+    """A copy of the warehouse file and its serving file (what a build published)."""
     shutil.copyfile(source, target)
+    if serving_path(source).exists():
+        shutil.copyfile(serving_path(source), serving_path(target))
     return target
+
+
+def republish(db: Path) -> Path:
+    """Publish the warehouse's marts again (after a test changed them in the warehouse), as a build does."""
+    publish(db)
+    return db
 
 
 def derived_warehouse(source: Path, target: Path, *, schemas: tuple[str, ...], with_rows: tuple[str, ...]) -> Path:
@@ -154,6 +165,8 @@ def derived_warehouse(source: Path, target: Path, *, schemas: tuple[str, ...], w
             limit = "" if schema in with_rows else " limit 0"
             con.execute(f'create table "{schema}"."{table}" as select * from source."{schema}"."{table}"{limit}')
         con.execute("detach source")
+    if "marts" in schemas:
+        publish(target)
     return target
 
 

@@ -1,0 +1,147 @@
+"""The serving file: what the dashboard reads, published atomically after each successful build.
+
+The warehouse file has one writer at a time (ingest, purge, build, forget) and
+DuckDB lets no other process read it meanwhile. The dashboard therefore reads
+a file of its own, `<warehouse stem>.serving.duckdb` beside the warehouse
+(`warehouse.location.serving_path`): every relation of the `marts` schema
+(tables, and the `retained_*`/`stored_*` views as tables of their rows) and
+one row of warehouse status (`serving.publish_info`: when it was published,
+from which warehouse and engine, when data last arrived, the raw tables).
+
+`publish` writes it under a temporary name beside the final one, checkpoints
+and fsyncs it, renames it over the old one (atomic on POSIX) and fsyncs the
+folder: a reader opens the old file or the new one, never a half-written
+one, and a reader already open keeps the old one until it detaches. A killed
+publish leaves the old serving file intact and a temporary file that the next
+publish removes. Nothing calls `publish` after a failed build.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from warehouse.connection import lock_wait_seconds, wait_out_lock
+from warehouse.location import serving_path
+from warehouse.pause_points import pause_point
+from warehouse.raw_tables import DATA_TABLES
+from warehouse.sql import quote, sql_literal
+
+TEMPORARY_MARK = ".publishing-"
+SOURCE = "published_from"  # the warehouse, attached read-only (not a name DuckDB gives a file of ours)
+
+
+@dataclass(frozen=True)
+class Publication:
+    path: Path
+    relations: int
+    rows: int
+    seconds: float
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale_temporaries(final: Path) -> None:
+    """Temporary files of publishes that were killed (their process is gone)."""
+    for leftover in final.parent.glob(f"{final.name}{TEMPORARY_MARK}*"):
+        pid = leftover.name.rsplit("-", 1)[-1].split(".")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            leftover.unlink(missing_ok=True)
+            leftover.with_name(leftover.name + ".wal").unlink(missing_ok=True)
+
+
+def _names(con: duckdb.DuckDBPyConnection, schema: str) -> list[str]:
+    rows = con.execute(
+        "select table_name from information_schema.tables where table_catalog = ? and table_schema = ? "
+        "order by table_name",
+        [SOURCE, schema],
+    ).fetchall()
+    return [name for (name,) in rows]
+
+
+def _copy(con: duckdb.DuckDBPyConnection, engine: str) -> tuple[int, int]:
+    """Every marts relation of the attached warehouse as a table, and the status row; (relations, rows)."""
+    relations = _names(con, "marts")
+    con.execute("create schema marts")
+    rows = 0
+    for name in relations:
+        con.execute(f"create table marts.{quote(name)} as select * from {SOURCE}.marts.{quote(name)}")
+        rows += con.execute(f"select count(*) from marts.{quote(name)}").fetchall()[0][0]
+    raw = _names(con, "raw")
+    last_loaded = (
+        con.execute(f"select max(finished_at) from {SOURCE}.raw.load_manifest").fetchall()[0][0]
+        if "load_manifest" in raw
+        else None
+    )
+    (path,) = con.execute("select path from duckdb_databases() where database_name = ?", [SOURCE]).fetchall()[0]
+    con.execute("create schema serving")
+    con.execute(
+        """
+        create table serving.publish_info as
+        select ?::timestamp as published_at, ?::varchar as warehouse, ?::varchar as engine,
+               ?::timestamp as last_loaded_at, ?::varchar[] as raw_tables, ?::integer as relations
+        """,
+        [
+            dt.datetime.now(dt.UTC).replace(tzinfo=None),
+            str(path),
+            engine,
+            last_loaded,
+            sorted(t for t in raw if t in DATA_TABLES or t == "load_manifest"),
+            len(relations),
+        ],
+    )
+    return len(relations), rows
+
+
+def publish(db: Path, *, engine: str = "duckdb") -> Publication:
+    """Publish the warehouse's marts and status to its serving file (see the module's note); a warehouse
+    without marts publishes nothing (`relations` 0) and leaves the serving file as it was."""
+    started = time.perf_counter()
+    final = serving_path(db)
+    _remove_stale_temporaries(final)
+    temporary = final.with_name(f"{final.name}{TEMPORARY_MARK}{os.getpid()}")
+    temporary.unlink(missing_ok=True)
+    try:
+        con = duckdb.connect(str(temporary))
+        try:
+            wait_out_lock(
+                lambda: con.execute(f"attach {sql_literal(str(db.resolve()))} as {SOURCE} (read_only)"),
+                db,
+                wait_seconds=lock_wait_seconds(),
+            )
+            relations, rows = _copy(con, engine)
+            con.execute(f"detach {SOURCE}")
+            con.execute("checkpoint")
+        finally:
+            con.close()
+        if not relations:  # e.g. a build of a selection without marts: the serving file stays as it was
+            return Publication(final, 0, 0, time.perf_counter() - started)
+        _fsync(temporary)
+        pause_point("publish-before-rename")
+        temporary.replace(final)
+        _fsync(final.parent)
+    finally:
+        temporary.unlink(missing_ok=True)
+        temporary.with_name(temporary.name + ".wal").unlink(missing_ok=True)
+    return Publication(final, relations, rows, time.perf_counter() - started)

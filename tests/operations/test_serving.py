@@ -1,0 +1,122 @@
+"""The serving file (operations/serving.py): what the dashboard reads, published atomically after a build.
+
+On copies of the dashboard tests' demo warehouse (built once per session by the real command line).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from operations.serving import TEMPORARY_MARK, publish
+from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_warehouse
+from warehouse.location import serving_path
+
+pytestmark = pytest.mark.slow
+PUBLISH = "from pathlib import Path; from operations.serving import publish; publish(Path({db!r}))"
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
+    try:
+        return demo_warehouse(tmp_path_factory.getbasetemp())
+    except RuntimeError as exc:
+        pytest.fail(f"could not build the demo warehouse: {exc}")
+
+
+def relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
+    rows = con.execute(
+        "select table_name, table_type from information_schema.tables "
+        "where table_catalog = ? and table_schema = 'marts'",
+        [catalog],
+    ).fetchall()
+    return dict(rows)
+
+
+def test_the_build_published_every_mart_and_view_row_for_row(demo: DemoWarehouse) -> None:
+    """Every relation of the warehouse's marts schema (tables, and the retained/stored views) is a table of the
+    same columns, types and rows in the serving file; the status row says where and when data came from."""
+    with duckdb.connect() as con:
+        con.execute(f"attach '{demo.db}' as w (read_only)")
+        con.execute(f"attach '{serving_path(demo.db)}' as s (read_only)")
+        built, served = relations(con, "w"), relations(con, "s")
+        assert sorted(built) == sorted(served) and len(built) > 40
+        assert "VIEW" in built.values() and set(served.values()) == {"BASE TABLE"}
+        assert any(name.startswith("retained_") for name in served)
+        for name in built:
+            columns = "select column_name, data_type from information_schema.columns where table_catalog = ? and "
+            columns += "table_schema = 'marts' and table_name = ? order by ordinal_position"
+            assert con.execute(columns, ["w", name]).fetchall() == con.execute(columns, ["s", name]).fetchall()
+            for one, other in (("w", "s"), ("s", "w")):
+                (missing,) = con.execute(
+                    f'select count(*) from (from {one}.marts."{name}" except all from {other}.marts."{name}")'
+                ).fetchall()[0]
+                assert missing == 0, f"{name}: {missing} row(s) of {one} not in {other}"
+        info = con.execute("select warehouse, engine, last_loaded_at, relations from s.serving.publish_info").fetchall()
+        (last_loaded,) = con.execute("select max(finished_at) from w.raw.load_manifest").fetchall()[0]
+    assert info == [(str(demo.db.resolve()), "duckdb", last_loaded, len(built))]
+
+
+def test_a_killed_publish_leaves_the_old_serving_file(demo: DemoWarehouse, tmp_path: Path) -> None:
+    """Killed after the new file is written and flushed, before the rename: the old serving file is intact
+    (same bytes), and the next publish removes the dead one's temporary file."""
+    db = copy_warehouse(demo.db, tmp_path / "killed.duckdb")
+    served = serving_path(db)
+    old_bytes = served.read_bytes()
+    with duckdb.connect(str(db)) as con:  # a change the killed publish would have carried
+        con.execute("delete from marts.build_info")
+    publisher = subprocess.Popen(
+        [sys.executable, "-c", PUBLISH.format(db=str(db))],
+        cwd=ROOT,
+        env={**os.environ, "FEEDBACK_PAUSE_AT": "publish-before-rename"},
+    )
+    try:
+        _, status = os.waitpid(publisher.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status), "the publish ended before its pause point"
+        leftovers = list(tmp_path.glob(f"{served.name}{TEMPORARY_MARK}*"))
+        assert [p.name for p in leftovers] == [f"{served.name}{TEMPORARY_MARK}{publisher.pid}"]
+    finally:
+        os.kill(publisher.pid, signal.SIGKILL)
+        publisher.wait()
+    assert served.read_bytes() == old_bytes, "the killed publish touched the serving file"
+    with duckdb.connect(str(served), read_only=True) as con:
+        assert con.execute("select count(*) from marts.build_info").fetchall() == [(1,)]
+    done = publish(db)
+    assert done.path == served and not list(tmp_path.glob(f"{served.name}{TEMPORARY_MARK}*"))
+    with duckdb.connect(str(served), read_only=True) as con:
+        assert con.execute("select count(*) from marts.build_info").fetchall() == [(0,)]
+
+
+def test_a_failed_build_publishes_nothing(demo: DemoWarehouse, tmp_path: Path) -> None:
+    """dbt fails (a raw table is gone): the command fails and the serving file is the one published before."""
+    db = copy_warehouse(demo.db, tmp_path / "failing.duckdb")
+    served = serving_path(db)
+    before = (served.stat().st_ino, served.stat().st_mtime_ns, served.read_bytes())
+    with duckdb.connect(str(db)) as con:
+        con.execute("drop table raw.workspace_eval_runs")
+    build = subprocess.run(
+        [sys.executable, "-m", "cli", "build", "--db", str(db), "--as-of", "2026-11-01"],
+        cwd=ROOT,
+        env={**demo.env(db), "DBT_TARGET_PATH": str(tmp_path / "target"), "DBT_LOG_PATH": str(tmp_path / "logs")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert build.returncode == 1, build.stdout[-2000:] + build.stderr[-2000:]
+    assert "dbt build failed" in build.stderr and "published" not in build.stdout
+    assert (served.stat().st_ino, served.stat().st_mtime_ns, served.read_bytes()) == before
+
+
+def test_a_warehouse_without_marts_publishes_nothing(tmp_path: Path) -> None:
+    """A build of a selection without marts: nothing to publish, no serving file, no temporary file left."""
+    db = tmp_path / "bare.duckdb"
+    duckdb.connect(str(db)).close()
+    assert publish(db).relations == 0
+    assert not serving_path(db).exists() and not list(tmp_path.glob(f"*{TEMPORARY_MARK}*"))
