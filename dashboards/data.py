@@ -81,8 +81,8 @@ def _warehouse_version() -> tuple[str, int, int]:
     path = serving_file().resolve()
     try:
         stat = path.stat()
-    except FileNotFoundError:
-        return (str(path), 0, 0)
+    except FileNotFoundError:  # nothing published: "missing" or "never built" depends on the warehouse file
+        return (str(path), 0, int(warehouse_path().exists()))
     return (str(path), stat.st_ino, stat.st_mtime_ns)  # a publish renames a new file in: a new inode
 
 

@@ -22,10 +22,11 @@ from ingest.jsonl import (
     rows_at,
     scan_file,
 )
-from ingest.load import Load, LoadOptions, LoadResult, ReadRange, already_loaded, last_read, load_batches
+from ingest.load import Load, LoadOptions, LoadResult, ReadRange, already_loaded, last_reads, load_batches
 from ingest.progress import LoadProgress
 from warehouse.contracts import Contract
 from warehouse.errors import UserError
+from warehouse.pause_points import pause_point
 from warehouse.sql import sql_literal
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -54,19 +55,16 @@ def file_loads(
     progress: LoadProgress | None = None,
 ) -> list[LoadResult]:
     """Land each JSON-lines file as its own load: unchanged files are skipped, grown ones read from where the
-    last load stopped (`ReadRange`), others read whole."""
+    last load stopped (`ReadRange`; a renamed or copied file from where its original stopped), others read
+    whole."""
     progress = progress or LoadProgress(enabled=False)
     results = []
     for path in files:
         readable_file(path, f"{contract.source} file")
         path = path.resolve()
         size = path.stat().st_size  # what this load reads: bytes appended meanwhile wait for the next one
-        before = last_read(con, contract.table, str(path)) if options.skip_unchanged else None
-        if (
-            before
-            and size >= before.size_bytes
-            and prefix_fingerprint(path, before.size_bytes) == before.prefix_fingerprint
-        ):
+        before = _read_before(con, contract, path, size) if options.skip_unchanged else None
+        if before:
             if size == before.size_bytes:
                 results.append(LoadResult(contract.source, contract.table, str(path), skipped=True))
             else:
@@ -79,6 +77,15 @@ def file_loads(
         span = ReadRange(0, size, scan.complete_to, scan.complete_lines, prefix_fingerprint(path, size))
         results.append(_read(con, contract, path, scan, span, options, progress))
     return results
+
+
+def _read_before(con: duckdb.DuckDBPyConnection, contract: Contract, path: Path, size: int) -> ReadRange | None:
+    """The last read of this file whose fingerprint still matches its first bytes (an append since, or no
+    change), else one of another file (a rotation or copy of it); None: read it whole."""
+    for before in last_reads(con, contract.table, str(path), size):
+        if prefix_fingerprint(path, before.size_bytes) == before.prefix_fingerprint:
+            return before
+    return None
 
 
 def _appended_load(
@@ -124,18 +131,34 @@ def _read(
     def new_load() -> Load:
         return Load(con, contract, str(path), opts, checksum=scan.checksum, size_bytes=span.size_bytes, read_range=span)
 
-    load = new_load()
-    with _part_of(path, span) as part:
-        with load.transaction() as landed:  # the common case: clean, one streaming pass
-            landed.keep = load.stream_clean_jsonl(str(part), uri=str(path))
-        if not landed.keep:  # a few bad rows: DuckDB's reader for the rest, the line-by-line path for them
-            load = new_load()
-            with load.transaction() as landed:
-                landed.keep = load.land_isolating_bad_rows(
-                    str(part),
-                    str(path),
-                    lambda ordinals, rows: rows_at(part, ordinals, uri=str(path), first_line=first_line, rows=rows),
-                )
+    def unchanged(part: Path) -> None:
+        """DuckDB reads a whole file as it is then: if it grew since `stat`, the rows beyond the bytes this load
+        records would be read twice (here and by the next load); read a copy of the bytes instead."""
+        if part == path and path.stat().st_size != span.size_bytes:
+            raise _GrewMeanwhile
+
+    pause_point("file-read-starts")  # the file's size is taken: a test appends here
+    for copy in (False, True):
+        try:
+            with _part_of(path, span, copy=copy) as part:
+                load = new_load()
+                with load.transaction() as landed:  # the common case: clean, one streaming pass
+                    landed.keep = load.stream_clean_jsonl(str(part), uri=str(path))
+                    unchanged(part)
+                if not landed.keep:  # a few bad rows: DuckDB's reader for the rest, the line path for them
+                    load = new_load()
+                    with one_thread(con), load.transaction() as landed:
+                        landed.keep = load.land_isolating_bad_rows(
+                            str(part),
+                            str(path),
+                            lambda ordinals, rows: rows_at(
+                                part, ordinals, uri=str(path), first_line=first_line, rows=rows
+                            ),
+                        )
+                        unchanged(part)
+            break
+        except _GrewMeanwhile:
+            continue
     if landed.keep:
         progress.bytes_read(length)
         return load.result
@@ -147,11 +170,27 @@ def _read(
     )
 
 
+class _GrewMeanwhile(Exception):
+    """The file grew while DuckDB read it whole (its transaction rolls back; the bytes are copied instead)."""
+
+
 @contextmanager
-def _part_of(path: Path, span: ReadRange) -> Iterator[Path]:
-    """The file itself when the whole of it is read (as it was at `stat`), else its bytes
+def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """DuckDB on one thread for the statements of the block (`Load.land_isolating_bad_rows`: a row's place
+    in its table is the file's order only then); set and restored outside any transaction."""
+    (threads,) = con.execute("select current_setting('threads')").fetchall()[0]
+    con.execute("set threads = 1")
+    try:
+        yield
+    finally:
+        con.execute(f"set threads = {int(threads)}")
+
+
+@contextmanager
+def _part_of(path: Path, span: ReadRange, *, copy: bool = False) -> Iterator[Path]:
+    """The file itself when the whole of it is read (as it was at `stat`), else (or with `copy`) its bytes
     [start_offset, size_bytes) copied to a temporary file (the appended part: small next to the file)."""
-    if span.start_offset == 0 and span.size_bytes == path.stat().st_size:
+    if not copy and span.start_offset == 0 and span.size_bytes == path.stat().st_size:
         yield path
         return
     with tempfile.TemporaryDirectory(prefix="feedback-append-") as folder:

@@ -91,19 +91,24 @@ class ReadRange:
     prefix_fingerprint: str
 
 
-def last_read(con: duckdb.DuckDBPyConnection, table: str, uri: str) -> ReadRange | None:
-    """The last committed read of a JSON-lines file (None: never read, or by a version without offsets)."""
+def last_reads(con: duckdb.DuckDBPyConnection, table: str, uri: str, size: int) -> list[ReadRange]:
+    """The last committed read of every JSON-lines file of `table` that covered at most `size` bytes: the
+    file at `uri` first, then the others, latest first (a rotated or copied file continues where the file
+    it was read as stopped). Loads by versions without offsets have none."""
     rows = con.execute(
         """
         select start_offset, size_bytes, end_offset, end_line, prefix_fingerprint
-        from raw.load_manifest
-        where target_table = ? and uri = ? and end_offset is not null and prefix_fingerprint is not null
-        order by finished_at desc
-        limit 1
+        from (
+            select *, row_number() over (partition by uri order by finished_at desc) as nth
+            from raw.load_manifest
+            where target_table = ? and end_offset is not null and prefix_fingerprint is not null
+        )
+        where nth = 1 and size_bytes <= ?
+        order by uri = ? desc, finished_at desc
         """,
-        [table, uri],
+        [table, size, uri],
     ).fetchall()
-    return ReadRange(*rows[0]) if rows else None
+    return [ReadRange(*row) for row in rows]
 
 
 def already_loaded(con: duckdb.DuckDBPyConnection, table: str, checksum: str) -> bool:
@@ -232,18 +237,13 @@ class Load:
         NULLs, which the contract refuses), the valid rows are inserted from it, and only the refused rows
         are read again line by line (`rows_at(ordinals, rows)`: their lines, with physical numbers) to be
         validated and quarantined exactly as the line-by-line path does. A row's ordinal is its place in
-        the table, which is the file's order only when one thread reads (two threads reorder it), so this
-        one statement runs on one thread. False (the caller rolls back and reads line by line) when the
-        lines `rows_at` finds do not carry the refused rows' keys."""
+        the table, which is the file's order only when one thread reads (two threads reorder it): the caller
+        runs this on one thread (`ingest.files.one_thread`). False (the caller rolls back and reads line by
+        line) when the lines `rows_at` finds do not carry the refused rows' keys."""
         con = self.con
         validated = json_batch_sql(self.contract, read_json_parsed_sql(self.contract, path, uri, ignore_errors=True))
         key = quote(self.contract.key)
-        (threads,) = con.execute("select current_setting('threads')").fetchall()[0]
-        con.execute("set threads = 1")
-        try:
-            con.execute(f"create or replace temp table _read as {validated}")
-        finally:
-            con.execute(f"set threads = {int(threads)}")
+        con.execute(f"create or replace temp table _read as {validated}")
         try:
             (rows,) = con.execute("select count(*) from _read").fetchall()[0]
             refused_rows = con.execute(
@@ -260,7 +260,8 @@ class Load:
                 return False
             inserted = self._insert_valid("_read where _reason = ''")
         finally:
-            con.execute("drop table if exists _read")
+            with suppress(duckdb.Error):  # in an aborted transaction the rollback drops it
+                con.execute("drop table if exists _read")
         self._count(int(rows) - len(refused_rows), 0, inserted)
         if refused is not None:
             self.add_json_batch(refused)

@@ -13,14 +13,18 @@ and fsyncs it, renames it over the old one (atomic on POSIX) and fsyncs the
 folder: a reader opens the old file or the new one, never a half-written
 one, and a reader already open keeps the old one until it detaches. A killed
 publish leaves the old serving file intact and a temporary file that the next
-publish removes. Nothing calls `publish` after a failed build.
+publish removes. Publishes of one serving file take turns (`<serving>.lock`,
+an flock). Nothing calls `publish` after a failed build.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,23 +56,22 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _remove_stale_temporaries(final: Path) -> None:
-    """Temporary files of publishes that were killed (their process is gone)."""
+def _remove_temporaries(final: Path) -> None:
+    """Temporary files of publishes that were killed (under the publish lock no other one is being written)."""
     for leftover in final.parent.glob(f"{final.name}{TEMPORARY_MARK}*"):
-        pid = leftover.name.rsplit("-", 1)[-1].split(".")[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            leftover.unlink(missing_ok=True)
-            leftover.with_name(leftover.name + ".wal").unlink(missing_ok=True)
+        leftover.unlink(missing_ok=True)
+
+
+@contextmanager
+def _publish_lock(final: Path) -> Iterator[None]:
+    """One publish at a time per serving file (a build and a `forget` may publish together): the later one
+    reads the warehouse after the earlier one renamed its file, so the newest marts win."""
+    with final.with_name(final.name + ".lock").open("a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _names(con: duckdb.DuckDBPyConnection, schema: str) -> list[str]:
@@ -119,9 +122,13 @@ def publish(db: Path, *, engine: str = "duckdb") -> Publication:
     without marts publishes nothing (`relations` 0) and leaves the serving file as it was."""
     started = time.perf_counter()
     final = serving_path(db)
-    _remove_stale_temporaries(final)
+    with _publish_lock(final):
+        _remove_temporaries(final)
+        return _publish(db, final, engine, started)
+
+
+def _publish(db: Path, final: Path, engine: str, started: float) -> Publication:
     temporary = final.with_name(f"{final.name}{TEMPORARY_MARK}{os.getpid()}")
-    temporary.unlink(missing_ok=True)
     try:
         con = duckdb.connect(str(temporary))
         try:

@@ -9,9 +9,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import duckdb
+
 from operations.build import BuildProgress, dbt_build, resolve_target
 from operations.serving import publish
 from operations.spark import spark_build
+from warehouse.errors import UserError
 
 
 def build_on_target(
@@ -37,19 +40,28 @@ def build_on_target(
         )
     if code != 0:
         return code, output
-    done = publish(db, engine=resolved.name if resolved is not None else "duckdb")
+    try:
+        done = publish(db, engine=resolved.name if resolved is not None else "duckdb")
+    except (duckdb.Error, OSError, UserError) as exc:  # built, not published: the dashboard keeps the old marts
+        line = f"built, but not published (the dashboard shows the last published marts): {str(exc).splitlines()[0]}\n"
+        _say(line, capture=capture, on_line=on_line)
+        return 1, output + line if capture or on_line is not None else output
     line = (
         f"published {done.relations} marts ({done.rows:,} rows) to {done.path} in {done.seconds:.1f} s "
         "(the file the dashboard reads)\n"
         if done.relations
         else f"nothing published: the warehouse has no marts yet ({done.path} unchanged)\n"
     )
+    _say(line, capture=capture, on_line=on_line)
+    return code, output + line if capture or on_line is not None else output
+
+
+def _say(line: str, *, capture: bool, on_line: Callable[[str], None] | None) -> None:
     if on_line is not None:
         on_line(line)
     elif not capture:
         sys.stdout.write(line)
         sys.stdout.flush()
-    return code, output + line if capture or on_line is not None else output
 
 
 def build_showing_progress(
@@ -66,7 +78,9 @@ def build_showing_progress(
     progress = BuildProgress(sys.stdout)
     code, output = build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, on_line=progress, target=target)
     progress.finish(code, output)
-    published = [line for line in output.splitlines() if line.startswith(("published ", "nothing published"))]
+    published = [
+        line for line in output.splitlines() if line.startswith(("published ", "nothing published", "built, but not"))
+    ]
     if published:
         print(published[-1], flush=True)
     return code

@@ -6,11 +6,13 @@ With `FEEDBACK_PAUSE_AT=<name>` in its environment, a process stops itself
 race with a fast machine or a loaded one. Unset, as in every real run, a
 point costs one environment lookup.
 
-Points: `load-before-commit` (every row of a load written, not committed),
+Points: `file-read-starts` (a JSON-lines file's size taken, nothing read),
+`load-before-commit` (every row of a load written, not committed),
 `purge-archive-written` (the archive's temporary file flushed, not renamed),
 `purge-archive-renamed` (the archive file in place, its rows not deleted),
 `purge-rows-deleted` (a policy's rows deleted, not committed),
-`purge-committed:<policy>` (that policy committed, the next not begun).
+`purge-committed:<policy>` (that policy committed, the next not begun),
+`publish-before-rename` (the new serving file written and flushed, not renamed).
 """
 
 from __future__ import annotations

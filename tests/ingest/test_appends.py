@@ -6,7 +6,11 @@ The oracle of the many-appends test is a fresh warehouse that reads the final fi
 
 from __future__ import annotations
 
+import os
 import random
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -154,4 +158,55 @@ def test_many_appends_land_what_one_read_of_the_final_file_lands(tmp_path: Path)
     ingest_ok("analyzer", source, "--db", once)
     assert events(db) == events(once)
     assert quarantined(db) == quarantined(once)
+    assert_counts_add_up(db)
+
+
+def test_a_renamed_file_continues_where_its_original_stopped(tmp_path: Path) -> None:
+    """A rotation: the file grows, is renamed (`feedback.jsonl.1`) and a new file starts under the old name.
+    The renamed file is read from where the original's last load stopped (its first bytes are the same), the
+    new file whole: every event once, none counted twice."""
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(n) for n in range(100)])
+    db = tmp_path / "w.duckdb"
+    ingest_ok("analyzer", source, "--db", db)
+    first_size = source.stat().st_size
+    append_jsonl(source, [analyzer_event(n) for n in range(100, 120)])
+    rotated = source.rename(tmp_path / "feedback.jsonl.1")
+    write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(n) for n in range(120, 130)])
+
+    renamed = ingest_ok("analyzer", rotated, "--db", db)
+    fresh = ingest_ok("analyzer", tmp_path / "feedback.jsonl", "--db", db)
+
+    assert totals(renamed) == {"read": 20, "loaded": 20, "quarantined": 0, "duplicates": 0}
+    assert totals(fresh) == {"read": 10, "loaded": 10, "quarantined": 0, "duplicates": 0}
+    loads = {row["uri"]: row for row in manifest(db)[1:]}
+    assert loads[str(rotated.resolve())]["start_offset"] == first_size
+    assert loads[str((tmp_path / "feedback.jsonl").resolve())]["start_offset"] == 0
+    assert query(db, "select count(*) from raw.analyzer_events") == [(130,)]
+    assert_counts_add_up(db)
+
+
+def test_bytes_appended_while_a_load_reads_wait_for_the_next_load(tmp_path: Path) -> None:
+    """The writer appends after the load took the file's size, before DuckDB reads it: the load lands only
+    the bytes it measured (it reads a copy of them), and the next load reads the rest, nothing twice."""
+    source = write_jsonl(tmp_path / "feedback.jsonl", [analyzer_event(n) for n in range(300)])
+    db = tmp_path / "w.duckdb"
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "cli", "ingest", "analyzer", str(source), "--db", str(db), "-q"],
+        env={**os.environ, "FEEDBACK_PAUSE_AT": "file-read-starts"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    _, status = os.waitpid(reader.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), "the load ended before it began reading"
+    size = source.stat().st_size
+    append_jsonl(source, [analyzer_event(n) for n in range(300, 340)])
+    os.kill(reader.pid, signal.SIGCONT)
+    out, err = reader.communicate(timeout=120)
+    assert reader.returncode == 0, out + err
+
+    assert [(r["rows_read"], r["size_bytes"], r["end_line"]) for r in manifest(db)] == [(300, size, 300)]
+    second = ingest_ok("analyzer", source, "--db", db)
+    assert totals(second) == {"read": 40, "loaded": 40, "quarantined": 0, "duplicates": 0}
+    assert query(db, "select count(*) from raw.analyzer_events") == [(340,)]
     assert_counts_add_up(db)
