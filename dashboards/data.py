@@ -236,8 +236,8 @@ def _not_published(warehouse: Path) -> str:
     if not warehouse.exists():
         return f"No warehouse at `{warehouse}` yet. Create it with {LOAD_HINT}."
     return (
-        f"The warehouse at `{warehouse}` was never built: its marts are not published to "
-        f"`{serving_path(warehouse)}`, the file the dashboard reads. Run {BUILD_HINT}."
+        f"The warehouse at `{warehouse}` was never built (or only by a version before the serving file): no "
+        f"marts are published to `{serving_path(warehouse)}`, the file the dashboard reads. Run {BUILD_HINT}."
     )
 
 
