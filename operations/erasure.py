@@ -69,6 +69,7 @@ import duckdb
 from operations.retention import ARCHIVE_PREFIX, archive_files, logged_archives
 from warehouse.connection import connect
 from warehouse.contracts import ARCHIVED_BY_PURGE, CONTRACTS
+from warehouse.durable import fsync
 from warehouse.errors import UserError
 from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote, sql_literal
@@ -247,14 +248,6 @@ def _leftovers(files: Iterable[Path], archive_dir: Path) -> list[Path]:
     return sorted(p for folder in folders if folder.is_dir() for p in folder.glob(f"{ARCHIVE_PREFIX}*.parquet.tmp"))
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _erase_from_archive(con: duckdb.DuckDBPyConnection, path: Path, word: str, *, dry_run: bool) -> int:
     """Null the free text naming the user in one archive file (rewritten, fsynced, renamed); rows changed."""
     source = sql_literal(str(path))
@@ -274,9 +267,9 @@ def _erase_from_archive(con: duckdb.DuckDBPyConnection, path: Path, word: str, *
     kept = f"select * replace ({replaced}) from read_parquet({source})"
     con.execute(f"copy ({kept}) to {sql_literal(str(partial))} (format parquet, compression zstd)")
     shutil.copymode(path, partial)
-    _fsync(partial)
+    fsync(partial)
     partial.replace(path)
-    _fsync(path.parent)
+    fsync(path.parent)
     return hits
 
 
@@ -441,9 +434,9 @@ def rewrite_warehouse(db: Path) -> Rewrite:
         if partial_wal.exists():
             raise UserError(f"the rewritten copy of {db} left a WAL; the warehouse was left as it was")
         shutil.copymode(target, partial)
-        _fsync(partial)
+        fsync(partial)
         os.replace(partial, target)
-        _fsync(target.parent)
+        fsync(target.parent)
     except BaseException:
         _remove(partial, partial_wal)
         raise

@@ -32,6 +32,7 @@ import duckdb
 
 from warehouse.config_file import read_config_file
 from warehouse.contracts import ARCHIVED_BY_PURGE
+from warehouse.durable import fsync
 from warehouse.errors import UserError
 from warehouse.pause_points import pause_point
 from warehouse.sql import quote, sql_literal
@@ -140,14 +141,6 @@ def _scope_sql(policy: Policy) -> str:
 def _expired_sql(policy: Policy) -> str:
     """Rows past the policy's cutoff day (parameter 1: the cutoff date)."""
     return f"cast({quote(policy.date_column)} as date) < ? and {_scope_sql(policy)}"
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def logged_archives(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -292,10 +285,10 @@ class Purge:
         expired = _expired_sql(policy).replace("?", sql_literal(str(cutoff)))
         rows = f"select * from raw.{policy.raw_table} where {expired} order by {quote(policy.date_column)}"
         self.con.execute(f"copy ({rows}) to {sql_literal(str(partial))} (format parquet, compression zstd)")
-        _fsync(partial)
+        fsync(partial)
         pause_point("purge-archive-written")
         partial.rename(final)
-        _fsync(final.parent)
+        fsync(final.parent)
         return str(final)
 
     def _archive_counts(self, policy: Policy, cutoff: dt.date) -> tuple[int, int]:
@@ -331,11 +324,11 @@ class Purge:
                     f"select * from read_parquet({source}) where cast({column} as date) >= {sql_literal(str(cutoff))}"
                 )
                 self.con.execute(f"copy ({kept}) to {sql_literal(str(partial))} (format parquet, compression zstd)")
-                _fsync(partial)
+                fsync(partial)
                 partial.replace(path)
             deleted += expired
         if deleted:
-            _fsync(self.archive_dir)
+            fsync(self.archive_dir)
         return deleted
 
     def _log(self, result: PolicyResult) -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse.connection import lock_wait_seconds, wait_out_lock
+from warehouse.durable import fsync
 from warehouse.location import serving_path
 from warehouse.pause_points import pause_point
 from warehouse.raw_tables import DATA_TABLES
@@ -46,14 +47,6 @@ class Publication:
     relations: int
     rows: int
     seconds: float
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _remove_temporaries(final: Path) -> None:
@@ -144,10 +137,10 @@ def _publish(db: Path, final: Path, engine: str, started: float) -> Publication:
             con.close()
         if not relations:  # e.g. a build of a selection without marts: the serving file stays as it was
             return Publication(final, 0, 0, time.perf_counter() - started)
-        _fsync(temporary)
+        fsync(temporary)
         pause_point("publish-before-rename")
         temporary.replace(final)
-        _fsync(final.parent)
+        fsync(final.parent)
     finally:
         temporary.unlink(missing_ok=True)
         temporary.with_name(temporary.name + ".wal").unlink(missing_ok=True)

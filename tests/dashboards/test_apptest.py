@@ -34,7 +34,7 @@ from tests.support.dashboard import (
     DemoWarehouse,
     assert_no_exception,
     copy_warehouse,
-    demo_warehouse,
+    demo_or_fail,
     empty_warehouse,
     metrics,
     never_built_warehouse,
@@ -49,10 +49,7 @@ PAGE_IDS = [page.url_path for page in PAGES]
 
 @pytest.fixture(scope="session")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    try:
-        return demo_warehouse(tmp_path_factory.getbasetemp())
-    except RuntimeError as exc:
-        pytest.fail(f"could not build the demo warehouse: {exc}")
+    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture

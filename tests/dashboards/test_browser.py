@@ -31,7 +31,7 @@ from tests.support.dashboard import (
     DashboardServer,
     DemoWarehouse,
     copy_warehouse,
-    demo_warehouse,
+    demo_or_fail,
     start_dashboard,
 )
 from tests.support.environment import unavailable
@@ -64,10 +64,7 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    try:
-        return demo_warehouse(tmp_path_factory.getbasetemp())
-    except RuntimeError as exc:
-        pytest.fail(f"could not build the demo warehouse: {exc}")
+    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 def _server(demo: DemoWarehouse, db: Path, log: Path) -> DashboardServer:

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from operations.serving import TEMPORARY_MARK, publish
-from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_warehouse
+from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail
 from warehouse.location import serving_path
 
 pytestmark = pytest.mark.slow
@@ -24,10 +24,7 @@ PUBLISH = "from pathlib import Path; from operations.serving import publish; pub
 
 @pytest.fixture(scope="session")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    try:
-        return demo_warehouse(tmp_path_factory.getbasetemp())
-    except RuntimeError as exc:
-        pytest.fail(f"could not build the demo warehouse: {exc}")
+    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 def relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:

@@ -133,6 +133,16 @@ def demo_warehouse(base: Path) -> DemoWarehouse:
     return warehouse
 
 
+def demo_or_fail(base: Path) -> DemoWarehouse:
+    """The demo warehouse for a test module's fixture: a build that fails fails the tests that need it."""
+    import pytest
+
+    try:
+        return demo_warehouse(base)
+    except RuntimeError as exc:
+        pytest.fail(f"could not build the demo warehouse: {exc}")
+
+
 def copy_warehouse(source: Path, target: Path) -> Path:
     """A copy of the warehouse file and its serving file (what a build published)."""
     shutil.copyfile(source, target)
