@@ -18,8 +18,15 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed: same seed, same bytes.")
 @click.option("--scale", type=float, default=1.0, show_default=True, help="Volume multiplier (100 = ~10M signals).")
 @click.option("--as-of", "as_of", default=None, help="Last day of the history (default: today, UTC).")
+@click.option(
+    "--days",
+    type=click.IntRange(1, 200),
+    default=200,
+    show_default=True,
+    help="Write only the last N days of the history, at its daily volume: a night's new data (use another --seed).",
+)
 @quiet_option
-def demo_data(out_dir: Path, seed: int, scale: float, as_of: str | None, quiet: bool) -> None:
+def demo_data(out_dir: Path, seed: int, scale: float, as_of: str | None, days: int, quiet: bool) -> None:
     """Write a realistic, deterministic demo data set in every upstream format, plus OUT_DIR/sources.toml."""
     # imported here, from its module: a `demo/` folder in the working directory (say, demo-data written
     # there) would shadow the package for `python -m cli` and break every other command
@@ -29,7 +36,7 @@ def demo_data(out_dir: Path, seed: int, scale: float, as_of: str | None, quiet: 
         raise click.BadParameter("must be greater than 0", param_hint="--scale")
     day = parse_cli_as_of(as_of, refuse_future=False).day
     say = (lambda _msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
-    counts = generate(out_dir, seed=seed, scale=scale, as_of=day, progress=say)
+    counts = generate(out_dir, seed=seed, scale=scale, as_of=day, days=days, progress=say)
     total = sum(counts.values())
     click.echo(f"wrote {total:,} records to {out_dir} (as of {day}); load them with:")
     click.echo(f"  feedback-analytics ingest --config {out_dir / 'sources.toml'}")

@@ -110,6 +110,9 @@ def sample_times(
     hour_sd: float = 3.5,
 ) -> np.ndarray:
     """n sorted UTC timestamps (epoch microseconds) with weekday seasonality."""
+    if skip_last_days >= frame.days:  # a history this short (demo-data --days): the days just before it
+        frame = TimeFrame(as_of=frame.as_of - dt.timedelta(days=skip_last_days), days=frame.days)
+        skip_last_days = 0
     weights = _day_weights(frame)
     if skip_last_days:
         weights[-skip_last_days:] = 0.0

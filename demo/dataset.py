@@ -35,8 +35,9 @@ MIN_VOLUMES: dict[str, int] = {
 }
 
 
-def _volumes(scale: float) -> dict[str, int]:
-    return {name: max(MIN_VOLUMES[name], round(base * scale)) for name, base in BASE_VOLUMES.items()}
+def _volumes(scale: float, days: int = HISTORY_DAYS) -> dict[str, int]:
+    share = scale * days / HISTORY_DAYS  # the volumes are those of the whole history
+    return {name: max(MIN_VOLUMES[name], round(base * share)) for name, base in BASE_VOLUMES.items()}
 
 
 def generate(
@@ -45,9 +46,14 @@ def generate(
     seed: int = 42,
     scale: float = 1.0,
     as_of: dt.date,
+    days: int = HISTORY_DAYS,
     progress: Progress | None = None,
 ) -> dict[str, int]:
     """Write every source under out_dir plus out_dir/sources.toml; return counts per source.
+
+    `days` below HISTORY_DAYS writes only the last `days` days, at the history's daily volume: new data
+    for a warehouse that holds the days before (a nightly run's input). Give it another `seed`, or its
+    records repeat the first ones of that seed and the ingest counts them as duplicates.
 
     Counts are clean records after deduplication (bad records excluded), keyed
     analyzer_events, session_feedback, turn_reactions, workspace_feedback,
@@ -55,11 +61,13 @@ def generate(
     """
     if scale <= 0:
         raise ValueError(f"scale must be positive, got {scale}")
+    if not 1 <= days <= HISTORY_DAYS:
+        raise ValueError(f"days must be between 1 and {HISTORY_DAYS}, got {days}")
     report = progress or (lambda _message: None)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    frame = TimeFrame(as_of=as_of, days=HISTORY_DAYS)
-    volumes = _volumes(scale)
+    frame = TimeFrame(as_of=as_of, days=days)
+    volumes = _volumes(scale, days)
     con = connect()
     try:
         counts: dict[str, int] = {}

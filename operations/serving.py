@@ -3,10 +3,13 @@
 The warehouse file has one writer at a time (ingest, purge, build, forget) and
 DuckDB lets no other process read it meanwhile. The dashboard therefore reads
 a file of its own, `<warehouse stem>.serving.duckdb` beside the warehouse
-(`warehouse.location.serving_path`): every relation of the `marts` schema
-(tables, and the `retained_*`/`stored_*` views as tables of their rows) and
-one row of warehouse status (`serving.publish_info`: when it was published,
-from which warehouse and engine, when data last arrived, the raw tables).
+(`warehouse.location.serving_path`): the relations of the `marts` schema that
+the dashboard's pages read, as models/exposures.yml declares them (tables,
+and the `retained_*`/`stored_*` views as tables of their rows; a mart no page
+reads, such as the 10M-row feedback_signals, stays in the warehouse for SQL
+and exports), and one row of warehouse status (`serving.publish_info`: when
+it was published, from which warehouse and engine, when data last arrived,
+the raw tables).
 
 `publish` writes it under a temporary name beside the final one, checkpoints
 and fsyncs it, renames it over the old one (atomic on POSIX) and fsyncs the
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import yaml
 
 from warehouse.connection import lock_wait_seconds, wait_out_lock
 from warehouse.durable import fsync
@@ -38,6 +42,7 @@ from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote, sql_literal
 
 TEMPORARY_MARK = ".publishing-"
+EXPOSURES = Path(__file__).resolve().parents[1] / "models" / "exposures.yml"
 SOURCE = "published_from"  # the warehouse, attached read-only (not a name DuckDB gives a file of ours)
 
 
@@ -76,9 +81,17 @@ def _names(con: duckdb.DuckDBPyConnection, schema: str) -> list[str]:
     return [name for (name,) in rows]
 
 
+def served_marts(exposures: Path = EXPOSURES) -> set[str]:
+    """The marts the dashboard reads: every `ref('...')` an exposure (one per page) depends on."""
+    declared = yaml.safe_load(exposures.read_text())["exposures"]
+    refs = (item for exposure in declared for item in exposure.get("depends_on", []))
+    return {ref.split("'")[1] for ref in refs if ref.startswith("ref(")}
+
+
 def _copy(con: duckdb.DuckDBPyConnection, engine: str) -> tuple[int, int]:
-    """Every marts relation of the attached warehouse as a table, and the status row; (relations, rows)."""
-    relations = _names(con, "marts")
+    """The served marts relations of the attached warehouse as tables, and the status row; (relations, rows)."""
+    served = served_marts()
+    relations = [name for name in _names(con, "marts") if name in served]
     con.execute("create schema marts")
     rows = 0
     for name in relations:

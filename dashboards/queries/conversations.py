@@ -95,13 +95,13 @@ def conversation_detail(
     and every stored reaction (replaced and cleared ones too), flagged when it is the active one.
 
     The conversation is named as the reactions name it: their own tenant (`source_tenant_id` in the marts,
-    `tenant` in the stored rows), project and conversation id. Stored rows: retained_turn_reactions, or
-    stored_turn_reactions (everything stored up to as_of) when the retention switch is off."""
-    relation = "marts.retained_turn_reactions" if retained else "marts.stored_turn_reactions"
+    `tenant` in the stored rows), project and conversation id. Stored rows: stored_turn_reactions (everything
+    stored up to as_of), only those it marks is_retained (the rows of retained_turn_reactions) when the
+    retention switch is on."""
     key = {"source_tenant_id": source_tenant_id, "project": project, "conversation_id": conversation_id}
     same_conversation = "project = $project and conversation_id = $conversation_id"
     active_rows = f"source_tenant_id = $source_tenant_id and {same_conversation}"
-    stored_rows = f"tenant = $source_tenant_id and {same_conversation}"
+    stored_rows = f"tenant = $source_tenant_id and {same_conversation}" + (" and is_retained" if retained else "")
     turns, history = _queries(
         (
             f"""
@@ -117,7 +117,7 @@ def conversation_detail(
             with active as (select rn from marts.turn_reactions_active where {active_rows})
             select history.turn_id, history.origin, history.reaction, history.is_clear, history.confidence,
                    history.reacted_at, history.reaction_rn as rn, active.rn is not null as is_active
-            from (select * from {relation} where {stored_rows}) as history
+            from (select * from marts.stored_turn_reactions where {stored_rows}) as history
             left join active on active.rn = history.reaction_rn
             order by history.turn_id, history.reacted_at
             """,

@@ -59,12 +59,14 @@ def skill_detail(
     skill_id: str, start: dt.date, end: dt.date, retained: bool, limit: int = 100
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One skill on one connection: its weekly correction rate for the weeks that overlap the period, and its
-    latest events in the period (`matching`: how many there are in all). Events: retained_analyzer_events, or
-    stored_analyzer_events (everything stored up to as_of) when the retention switch is off."""
-    relation = "marts.retained_analyzer_events" if retained else "marts.stored_analyzer_events"
+    latest events in the period (`matching`: how many there are in all). Events: stored_analyzer_events
+    (everything stored up to as_of), only those it marks is_retained (the rows of retained_analyzer_events) when
+    the retention switch is on."""
+    relation = "marts.stored_analyzer_events"
     # a timestamp range, not cast(invoked_at as date): events arrive (and are stored) in time order, so the range
     # skips the row groups outside the period
     in_period = "skill_id = $skill_id and invoked_at >= $start and invoked_at < $end + interval 1 day"
+    in_period += " and is_retained" if retained else ""
     params = {
         "skill_id": skill_id,
         "start": start,

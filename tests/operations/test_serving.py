@@ -6,6 +6,7 @@ On copies of the dashboard tests' demo warehouse (built once per session by the 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from operations.serving import TEMPORARY_MARK, publish
+from operations.serving import TEMPORARY_MARK, publish, served_marts
 from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail
 from warehouse.location import serving_path
 
@@ -36,17 +37,18 @@ def relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
     return dict(rows)
 
 
-def test_the_build_published_every_mart_and_view_row_for_row(demo: DemoWarehouse) -> None:
-    """Every relation of the warehouse's marts schema (tables, and the retained/stored views) is a table of the
-    same columns, types and rows in the serving file; the status row says where and when data came from."""
+def test_the_build_published_every_mart_the_dashboard_reads_row_for_row(demo: DemoWarehouse) -> None:
+    """Every marts relation a page reads (models/exposures.yml: tables, and the retained/stored views) is a table
+    of the same columns, types and rows in the serving file, and nothing else is; the status row says where and
+    when data came from."""
     with duckdb.connect() as con:
         con.execute(f"attach '{demo.db}' as w (read_only)")
         con.execute(f"attach '{serving_path(demo.db)}' as s (read_only)")
         built, served = relations(con, "w"), relations(con, "s")
-        assert sorted(built) == sorted(served) and len(built) > 40
-        assert "VIEW" in built.values() and set(served.values()) == {"BASE TABLE"}
-        assert any(name.startswith("retained_") for name in served)
-        for name in built:
+        assert sorted(served) == sorted(served_marts()) and len(served) > 25
+        assert set(served) < set(built) and "feedback_signals" not in served  # 10M rows at scale 100, no page reads
+        assert {built[name] for name in served} == {"BASE TABLE", "VIEW"} and set(served.values()) == {"BASE TABLE"}
+        for name in served:
             columns = "select column_name, data_type from information_schema.columns where table_catalog = ? and "
             columns += "table_schema = 'marts' and table_name = ? order by ordinal_position"
             assert con.execute(columns, ["w", name]).fetchall() == con.execute(columns, ["s", name]).fetchall()
@@ -57,7 +59,18 @@ def test_the_build_published_every_mart_and_view_row_for_row(demo: DemoWarehouse
                 assert missing == 0, f"{name}: {missing} row(s) of {one} not in {other}"
         info = con.execute("select warehouse, engine, last_loaded_at, relations from s.serving.publish_info").fetchall()
         (last_loaded,) = con.execute("select max(finished_at) from w.raw.load_manifest").fetchall()[0]
-    assert info == [(str(demo.db.resolve()), "duckdb", last_loaded, len(built))]
+    assert info == [(str(demo.db.resolve()), "duckdb", last_loaded, len(served))]
+
+
+def test_the_exposures_name_every_mart_the_dashboard_code_reads() -> None:
+    """The serving file holds what models/exposures.yml declares, so every `marts.<name>` that dashboards/ reads
+    must be declared there (and nothing declared goes unread)."""
+    read = {
+        match
+        for path in (ROOT / "dashboards").rglob("*.py")
+        for match in re.findall(r"\bmarts\.([a-z_]+)", path.read_text())
+    }
+    assert read and read == served_marts()
 
 
 def test_a_killed_publish_leaves_the_old_serving_file(demo: DemoWarehouse, tmp_path: Path) -> None:
