@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import xxhash
 
+from ingest.bad_lines import land_setting_bad_lines_apart
 from ingest.jsonl import (
     FileScan,
     copy_range,
@@ -19,7 +20,6 @@ from ingest.jsonl import (
     prefix_fingerprint,
     read_blobs,
     read_jsonl,
-    rows_at,
     scan_file,
 )
 from ingest.load import Load, LoadOptions, LoadResult, ReadRange, already_loaded, last_reads, load_batches
@@ -121,9 +121,9 @@ def _read(
     first_line: int = 1,
 ) -> LoadResult:
     """Land bytes [span.start_offset, span.size_bytes) of a JSON-lines file as one load: in one streaming pass
-    of DuckDB's reader when clean; with a few bad rows, DuckDB's reader for the good ones and the line-by-line
-    path for the bad ones (`Load.land_isolating_bad_rows`); batch by batch, line by line, only when the two
-    readers disagree on what a line is."""
+    of DuckDB's reader when clean; with a few bad lines, DuckDB's reader for the good ones and the line-by-line
+    path for the bad ones (`ingest.bad_lines`); batch by batch, line by line, only when the two readers
+    disagree on what a line is or most lines are bad."""
     length = span.size_bytes - span.start_offset
     progress.start(path.name, length)
     opts = replace(options, on_rows=progress.rows_done)
@@ -145,20 +145,21 @@ def _read(
                 with load.transaction() as landed:  # the common case: clean, one streaming pass
                     landed.keep = load.stream_clean_jsonl(str(part), uri=str(path))
                     unchanged(part)
-                if not landed.keep:  # a few bad rows: DuckDB's reader for the rest, the line path for them
-                    load = new_load()
-                    with one_thread(con), load.transaction() as landed:
-                        landed.keep = load.land_isolating_bad_rows(
-                            str(part),
-                            str(path),
-                            lambda ordinals, rows: rows_at(
-                                part, ordinals, uri=str(path), first_line=first_line, rows=rows
-                            ),
-                        )
-                        unchanged(part)
             break
         except _GrewMeanwhile:
             continue
+    if not landed.keep:  # bad lines: set apart, DuckDB's reader for the rest (only bytes up to the size taken)
+        apart = land_setting_bad_lines_apart(
+            con,
+            contract,
+            path,
+            new_load,
+            start=span.start_offset,
+            end=span.size_bytes,
+            first_line=first_line,
+            contract_breach=load.contract_breach,
+        )
+        load, landed.keep = apart or load, apart is not None
     if landed.keep:
         progress.bytes_read(length)
         return load.result
@@ -172,18 +173,6 @@ def _read(
 
 class _GrewMeanwhile(Exception):
     """The file grew while DuckDB read it whole (its transaction rolls back; the bytes are copied instead)."""
-
-
-@contextmanager
-def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """DuckDB on one thread for the statements of the block (`Load.land_isolating_bad_rows`: a row's place
-    in its table is the file's order only then); set and restored outside any transaction."""
-    (threads,) = con.execute("select current_setting('threads')").fetchall()[0]
-    con.execute("set threads = 1")
-    try:
-        yield
-    finally:
-        con.execute(f"set threads = {int(threads)}")
 
 
 @contextmanager

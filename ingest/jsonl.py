@@ -1,6 +1,6 @@
 """Reading JSON-lines files and JSON blob folders into Arrow batches of raw text.
 
-Python only finds line boundaries (with `bytes.find`, i.e. memchr) and hands
+Python only finds line boundaries (with numpy, a chunk at a time) and hands
 whole chunks to Arrow without copying; parsing and validation happen in DuckDB.
 Every batch has the columns `_line` (1-based physical line number, NULL for a
 blob), `_uri`, `_raw` (the text, trailing newline included) and `_utf8_ok`.
@@ -10,8 +10,8 @@ blank lines are left to the SQL, which tolerates them.
 
 from __future__ import annotations
 
-import mmap
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +23,6 @@ CHUNK_BYTES = 32 * 1024 * 1024
 FINGERPRINT_BLOCK = 64 * 1024
 BOM = b"\xef\xbb\xbf"
 NEWLINE = 10
-BLANK_BYTES = np.array([ord(" "), ord("\t"), ord("\r")], dtype=np.uint8)
 
 BATCH_SCHEMA = pa.schema(
     [
@@ -101,27 +100,24 @@ def prefix_fingerprint(path: Path, size: int) -> str:
 
 def copy_range(path: Path, start: int, end: int, target: Path) -> None:
     """Bytes [start, end) of `path` into `target` (the new part of an appended file, for DuckDB's reader)."""
-    with path.open("rb") as source, target.open("wb") as out:
-        source.seek(start)
-        remaining = end - start
-        while remaining > 0:
-            block = source.read(min(CHUNK_BYTES, remaining))
-            if not block:
-                break
-            out.write(block)
-            remaining -= len(block)
+    copy_ranges(path, [(start, end)], target)
 
 
-def _line_ends(data: bytes) -> list[int]:
-    ends = []
-    find = data.find
-    pos = find(b"\n")
-    while pos != -1:
-        ends.append(pos + 1)
-        pos = find(b"\n", pos + 1)
-    if not ends or ends[-1] != len(data):
-        ends.append(len(data))
-    return ends
+def copy_ranges(path: Path, ranges: Iterable[tuple[int, int]], target: Path) -> None:
+    """The byte ranges [start, end) of `path`, one after the other, into `target` (in the kernel where it
+    can: `copy_file_range`); a range the file no longer holds is copied as far as it goes."""
+    with path.open("rb") as source, target.open("wb", buffering=0) as out:
+        for start, end in ranges:
+            position = start
+            while position < end:
+                try:
+                    got = os.copy_file_range(source.fileno(), out.fileno(), end - position, position)
+                except (AttributeError, OSError):  # not Linux, or a file system that cannot
+                    block = os.pread(source.fileno(), min(CHUNK_BYTES, end - position), position)
+                    got = out.write(block) if block else 0
+                if not got:
+                    break
+                position += got
 
 
 def _as_text(lines: pa.LargeBinaryArray) -> list[pa.Array]:
@@ -147,8 +143,8 @@ def _as_text(lines: pa.LargeBinaryArray) -> list[pa.Array]:
         ]
 
 
-def _batch(data: bytes, first_line: int | None, uri: str, ends: list[int]) -> pa.Table:
-    offsets = np.array([0, *ends], dtype=np.int64)
+def _batch(data: np.ndarray, first_line: int | None, uri: str, ends: np.ndarray) -> pa.Table:
+    offsets = np.concatenate([np.zeros(1, dtype=np.int64), ends])
     count = len(ends)
     lines = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
@@ -163,6 +159,64 @@ def _batch(data: bytes, first_line: int | None, uri: str, ends: list[int]) -> pa
     )
 
 
+@dataclass(frozen=True)
+class LineChunk:
+    """Whole lines of a file: `data` starts at byte `offset` of the file and holds lines `first_line`,
+    `first_line + 1`, ...; line i (0-based) of the chunk is data[ends[i - 1]:ends[i]] (from 0 for i = 0)."""
+
+    offset: int
+    first_line: int
+    data: np.ndarray  # of uint8
+    ends: np.ndarray
+
+
+def line_chunks(
+    path: Path,
+    on_bytes: Callable[[int], None] | None = None,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    first_line: int = 1,
+) -> Iterator[LineChunk]:
+    """The lines of bytes [start, end) of a file (default: all of it), about CHUNK_BYTES at a time, numbered
+    from `first_line`; a BOM at the start of the file is no part of line 1."""
+    next_line = first_line
+    carry = b""
+    offset = start  # of the next chunk's first byte in the file
+    remaining = None if end is None else end - start
+    with path.open("rb") as handle:
+        handle.seek(start)
+        while True:
+            want = CHUNK_BYTES if remaining is None else min(CHUNK_BYTES, remaining)
+            buffer = np.empty(len(carry) + want, dtype=np.uint8)  # read into, never copied: one per chunk
+            buffer[: len(carry)] = np.frombuffer(carry, dtype=np.uint8)
+            got = handle.readinto(memoryview(buffer)[len(carry) :]) if want > 0 else 0
+            if remaining is not None:
+                remaining -= got
+            data = buffer[: len(carry) + got]
+            if offset == 0 and data[: len(BOM)].tobytes() == BOM:
+                data, offset, got = data[len(BOM) :], len(BOM), got - len(BOM)
+            if on_bytes and got:
+                on_bytes(got)
+            if not len(data):
+                return
+            ends = np.flatnonzero(data == NEWLINE).astype(np.int64) + 1
+            if got:
+                if not len(ends):
+                    carry = data.tobytes()
+                    continue
+                data, carry = data[: ends[-1]], data[ends[-1] :].tobytes()
+            else:
+                carry = b""
+                if not len(ends) or ends[-1] != len(data):
+                    ends = np.append(ends, len(data))  # a last line without a newline
+            yield LineChunk(offset, next_line, data, ends)
+            offset += len(data)
+            next_line += len(ends)
+            if not got:
+                return
+
+
 def read_jsonl(
     path: Path,
     on_bytes: Callable[[int], None] | None = None,
@@ -173,83 +227,22 @@ def read_jsonl(
 ) -> Iterator[pa.Table]:
     """Batches of the lines of one JSON-lines file, about CHUNK_BYTES each: bytes [start, end) (default: the
     whole file), numbered from `first_line` (an append read starts after the lines read before)."""
-    uri = str(path)
-    next_line = first_line
-    carry = b""
-    first = start == 0
-    remaining = None if end is None else end - start
-    with path.open("rb") as handle:
-        handle.seek(start)
-        while True:
-            want = CHUNK_BYTES if remaining is None else min(CHUNK_BYTES, remaining)
-            block = handle.read(want) if want > 0 else b""
-            if remaining is not None:
-                remaining -= len(block)
-            if first:
-                block = block.removeprefix(BOM)
-                first = False
-            if on_bytes and block:
-                on_bytes(len(block))
-            data = carry + block
-            if not data:
-                return
-            if block:
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:
-                    carry = data
-                    continue
-                data, carry = data[:cut], data[cut:]
-            else:
-                carry = b""
-            ends = _line_ends(data)
-            yield _batch(data, next_line, uri, ends)
-            next_line += len(ends)
-            if not block:
-                return
+    for chunk in line_chunks(path, on_bytes, start=start, end=end, first_line=first_line):
+        yield _batch(chunk.data, chunk.first_line, str(path), chunk.ends)
 
 
-def rows_at(path: Path, ordinals: list[int], *, uri: str, first_line: int = 1, rows: int) -> pa.Table | None:
-    """The lines of the `ordinals`-th rows (0-based; a row is a non-blank line, as DuckDB's JSON reader counts
-    them) of a JSON-lines file, as one batch with physical line numbers from `first_line`: the few rows
-    DuckDB's reader could not take, for the line-by-line path to quarantine exactly.
+def chunk_batch(chunk: LineChunk, uri: str) -> pa.Table:
+    """All the lines of a chunk as one batch."""
+    return _batch(chunk.data, chunk.first_line, uri, chunk.ends)
 
-    None when the file does not hold `rows` rows by this count (the two readers disagree on a blank line):
-    the caller then reads the file line by line instead."""
-    if path.stat().st_size == 0:
-        return None
-    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        view = np.frombuffer(data, dtype=np.uint8)
-        try:
-            starts, ends = _line_spans(view)
-            lengths = ends - starts
-            first = view[np.minimum(starts, max(len(view) - 1, 0))] if len(view) else np.empty(0, np.uint8)
-            maybe_blank = (lengths == 0) | np.isin(first, BLANK_BYTES)
-            blank = np.zeros(len(starts), dtype=bool)
-            for index in np.flatnonzero(maybe_blank):  # whitespace-first lines are rare: check them one by one
-                blank[index] = not bytes(view[starts[index] : ends[index]]).strip(b" \t\r")
-            row_lines = np.flatnonzero(~blank)
-            if len(row_lines) != rows:
-                return None
-            picked = row_lines[np.asarray(ordinals, dtype=np.int64)]
-            raws = [bytes(view[starts[i] : min(ends[i] + 1, len(view))]) for i in picked]
-        finally:
-            del view  # the mmap cannot close while an array exports its buffer
-    lines = pa.array(raws, pa.large_binary())
-    numbers = pa.array((picked + first_line).astype(np.int64))
+
+def line_batch(chunk: LineChunk, indexes: np.ndarray, uri: str) -> pa.Table:
+    """Lines of a chunk (0-based `indexes` into it) as one batch with their physical line numbers."""
+    starts = np.concatenate([np.zeros(1, dtype=np.int64), chunk.ends[:-1]])
+    raws = [chunk.data[starts[i] : chunk.ends[i]].tobytes() for i in indexes]
+    numbers = pa.array((np.asarray(indexes, dtype=np.int64) + chunk.first_line).astype(np.int64))
     uris = pa.repeat(uri, len(raws)).cast(pa.string())
-    return pa.Table.from_arrays([numbers, uris, *_as_text(lines)], schema=BATCH_SCHEMA)
-
-
-def _line_spans(view: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end (the newline's position, or the file's end) of every line; a BOM is not part of line 1."""
-    newlines = [np.flatnonzero(view[at : at + CHUNK_BYTES] == NEWLINE) + at for at in range(0, len(view), CHUNK_BYTES)]
-    ends = np.concatenate(newlines) if newlines else np.empty(0, dtype=np.int64)
-    if len(view) and (not len(ends) or ends[-1] != len(view) - 1):
-        ends = np.append(ends, len(view))  # a last line without a newline
-    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64) if len(ends) else np.empty(0, dtype=np.int64)
-    if len(starts) and bytes(view[:3]) == BOM:
-        starts[0] = 3
-    return starts, ends.astype(np.int64)
+    return pa.Table.from_arrays([numbers, uris, *_as_text(pa.array(raws, pa.large_binary()))], schema=BATCH_SCHEMA)
 
 
 def read_blobs(paths: list[Path], batch_size: int = 5000) -> Iterator[pa.Table]:

@@ -10,7 +10,6 @@ For every load: rows read = landed + quarantined + duplicates.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
@@ -55,17 +54,6 @@ class LoadOptions:
     on_rows: Callable[[int], None] | None = None  # progress: rows done in the last batch
     skip_unchanged: bool = True
     extra: dict[str, str] = field(default_factory=dict)
-
-
-def _value_at(record: object, paths: tuple[tuple[str, ...], ...]) -> object:
-    """The first value found at one of the JSON paths of a field (None: none)."""
-    for path in paths:
-        node = record
-        for part in path:
-            node = node.get(part) if isinstance(node, dict) else None
-        if node is not None:
-            return node
-    return None
 
 
 def _unregister(con: duckdb.DuckDBPyConnection, name: str) -> None:
@@ -178,6 +166,7 @@ class Load:
         self.result = LoadResult(contract.source, contract.table, uri, load_id=self.load_id)
         self.started_at = datetime.now(UTC).replace(tzinfo=None)
         self._clock = time.perf_counter()
+        self.contract_breach = False  # why `stream_clean` refused: a row broke the contract (else: a bad line)
 
     # -- the transaction ---------------------------------------------------
     @contextmanager
@@ -228,61 +217,16 @@ class Load:
         whose part `path` holds)."""
         return self.stream_clean(json_batch_sql(self.contract, read_json_parsed_sql(self.contract, path, uri)))
 
-    def land_isolating_bad_rows(
-        self, path: str, uri: str, rows_at: Callable[[list[int], int], pa.Table | None]
-    ) -> bool:
-        """Land a JSON-lines file with DuckDB's reader although some rows are bad.
-
-        Every row is read and validated into a temporary table (a line the reader cannot take is a row of
-        NULLs, which the contract refuses), the valid rows are inserted from it, and only the refused rows
-        are read again line by line (`rows_at(ordinals, rows)`: their lines, with physical numbers) to be
-        validated and quarantined exactly as the line-by-line path does. A row's ordinal is its place in
-        the table, which is the file's order only when one thread reads (two threads reorder it): the caller
-        runs this on one thread (`ingest.files.one_thread`). False (the caller rolls back and reads line by
-        line) when the lines `rows_at` finds do not carry the refused rows' keys."""
-        con = self.con
-        validated = json_batch_sql(self.contract, read_json_parsed_sql(self.contract, path, uri, ignore_errors=True))
-        key = quote(self.contract.key)
-        con.execute(f"create or replace temp table _read as {validated}")
-        try:
-            (rows,) = con.execute("select count(*) from _read").fetchall()[0]
-            refused_rows = con.execute(
-                f"""
-                select ordinal, key from (
-                    select _reason, cast({key} as varchar) as key, row_number() over (order by rowid) - 1 as ordinal
-                    from _read
-                )
-                where _reason <> '' order by ordinal
-                """
-            ).fetchall()
-            refused = rows_at([int(o) for o, _ in refused_rows], int(rows)) if refused_rows else None
-            if refused_rows and not self._lines_carry(refused, [k for _, k in refused_rows]):
-                return False
-            inserted = self._insert_valid("_read where _reason = ''")
-        finally:
-            with suppress(duckdb.Error):  # in an aborted transaction the rollback drops it
-                con.execute("drop table if exists _read")
-        self._count(int(rows) - len(refused_rows), 0, inserted)
-        if refused is not None:
-            self.add_json_batch(refused)
-        return True
-
-    def _lines_carry(self, lines: pa.Table | None, keys: list[str | None]) -> bool:
-        """Whether each line found for a refused row is that row: the same key where Python's json module
-        reads one (a line DuckDB's reader refused and Python reads, like a line after a BOM, proves nothing)."""
-        if lines is None or lines.num_rows != len(keys):
+    def land_apart(self, path: str, uri: str, rows: int, apart: pa.Table) -> bool:
+        """Land a JSON-lines file whose bad lines were set apart (`ingest.bad_lines`): `path` holds its other
+        lines, `rows` rows by the line path's count, landed in one pass of DuckDB's reader; `apart` holds the
+        lines set apart (an `ingest.jsonl` batch with their physical line numbers), which are validated and
+        quarantined line by line. False (the caller rolls back) when DuckDB's reader refuses a row of `path`
+        or counts other than `rows` rows in it."""
+        if rows and not (self.stream_clean_jsonl(path, uri) and self.result.rows_read == rows):
             return False
-        paths = next(f.json_paths for f in self.contract.fields if f.name == self.contract.key)
-        for raw, key in zip(lines.column("_raw").to_pylist(), keys, strict=True):
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                if key is not None:  # DuckDB read a key from a line Python cannot parse: another line
-                    return False
-                continue
-            found = _value_at(record, paths)
-            if key is not None and isinstance(found, str) and found != key:
-                return False
+        if apart.num_rows:
+            self.add_json_batch(apart)
         return True
 
     def stream_clean_typed(self, relation: str, column_types: dict[str, str]) -> bool:
@@ -301,7 +245,8 @@ class Load:
         try:
             refuse_bad_rows = "case when _reason <> '' then error('row breaks the contract') else true end"
             read = self._insert_valid(f"({validated}) as checked where {refuse_bad_rows}")
-        except (duckdb.InvalidInputException, duckdb.ConversionException):
+        except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
+            self.contract_breach = "row breaks the contract" in str(exc)
             return False  # a malformed line, or a row that breaks the contract: read it again batch by batch
         self._count(read, 0, read)
         return True

@@ -204,15 +204,13 @@ def lines_parsed_sql(contract: Contract, relation: str) -> str:
     """
 
 
-def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None, *, ignore_errors: bool = False) -> str:
+def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None) -> str:
     """Parse a clean JSON-lines file with DuckDB's reader (fast, parallel); raises on any malformed line.
 
-    It yields no line numbers, so a file with any invalid row is read again
-    line by line (`lines_parsed_sql`) to quarantine exactly what was read.
-    `uri` names the file the rows come from when `path` holds a part of it. With
-    `ignore_errors` a line the reader cannot take (malformed, not UTF-8, a BOM)
-    is a row of NULLs instead of an error: still one row per non-blank line, in
-    the file's order (`Load.land_isolating_bad_rows`).
+    It yields no line numbers, so the bad lines of a file are found by the
+    line path's SQL (`lines_parsed_sql`, `ingest.bad_lines`) and set apart, for
+    the quarantine to hold exactly what was read. `uri` names the file the rows
+    come from when `path` holds a part of it.
     """
     tree = json.loads(_struct_spec(contract.fields))
     columns = (
@@ -227,8 +225,7 @@ def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None, 
         select null::bigint as _line, {sql_literal(uri or path)} as _uri, null::varchar as _parse_error,
             record as _s
         from read_json({sql_literal(path)}, format = 'newline_delimited', records = true,
-                       columns = {columns}, maximum_object_size = 67108864,
-                       ignore_errors = {str(ignore_errors).lower()}) as record
+                       columns = {columns}, maximum_object_size = 67108864) as record
     """
 
 

@@ -12,6 +12,9 @@ from typing import Any
 import duckdb
 import pytest
 
+import ingest.bad_lines
+import ingest.files
+import ingest.jsonl
 from ingest.files import file_loads
 from ingest.jsonl import read_jsonl
 from ingest.load import Load, LoadOptions, load_batches
@@ -25,16 +28,17 @@ QUARANTINE = "select source_uri, line_number, record_key, raw_text, raw_bytes, r
 
 @pytest.fixture
 def isolations(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """What each `Load.land_isolating_bad_rows` call returned: True when DuckDB's reader took the good rows,
+    """What each `land_setting_bad_lines_apart` call came to: True when DuckDB's reader took the good rows,
     False when the file went line by line after all (so the tests see which path they checked)."""
     seen: list[bool] = []
-    original = Load.land_isolating_bad_rows
+    original = ingest.files.land_setting_bad_lines_apart
 
-    def recording(self: Load, *args: Any, **kwargs: Any) -> bool:
-        seen.append(original(self, *args, **kwargs))
-        return seen[-1]
+    def recording(*args: Any, **kwargs: Any) -> Load | None:
+        load = original(*args, **kwargs)
+        seen.append(load is not None)
+        return load
 
-    monkeypatch.setattr(Load, "land_isolating_bad_rows", recording)
+    monkeypatch.setattr(ingest.files, "land_setting_bad_lines_apart", recording)
     return seen
 
 
@@ -106,16 +110,180 @@ def test_every_kind_of_bad_line_at_once(tmp_path: Path, isolations: list[bool]) 
     assert isolations == [True]
 
 
-def test_a_line_the_readers_count_differently_falls_back_to_the_line_by_line_path(
-    tmp_path: Path, isolations: list[bool]
-) -> None:
-    """A line of a form feed alone: whatever DuckDB's reader makes of it, the rows and the quarantine are the
-    line-by-line path's (when the two readers disagree on what a line is, the file is read line by line)."""
+def test_a_line_the_readers_count_differently_is_set_apart(tmp_path: Path, isolations: list[bool]) -> None:
+    """A line of a form feed alone: a row to the line path (invalid JSON), none to DuckDB's reader. It is set
+    apart with the bad lines, so the readers never meet it: the rows and the quarantine are the line path's."""
     source = _write(tmp_path / "feedback.jsonl", _lines({5: b"\x0c", 9: b"{bad"}, total=500))
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected) == (500, 498, 2, 0)
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [True]
+
+
+def test_when_the_readers_count_differently_the_file_goes_line_by_line(
+    tmp_path: Path, isolations: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB's reader must count, in the good lines, the rows the line path counts there; when it does not
+    (simulated: the line path is told of one row more), the load rolls back and the file goes line by line."""
+    original = ingest.bad_lines.set_apart
+
+    def miscounting(*args: Any, **kwargs: Any) -> Any:
+        apart = original(*args, **kwargs)
+        apart.rows += 1
+        return apart
+
+    monkeypatch.setattr(ingest.bad_lines, "set_apart", miscounting)
+    source = _write(tmp_path / "feedback.jsonl", _lines({9: b"{bad", 20: b"[]"}, total=500))
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected) == (500, 498, 2, 0)
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [False]
+
+
+def _event(n: int, **overrides: Any) -> bytes:
+    return jsonl_line(analyzer_event(n, **overrides))
+
+
+ODD_FILES: dict[str, tuple[dict[int, bytes], bytes, bytes]] = {
+    # name: (bad lines by 0-based index, prefix, line end); small chunks put lines across chunk boundaries
+    "valid JSON that is no object": (
+        {3: b"null", 4: b"123", 5: b"true", 6: b"  [1]", 7: b'"x"', 8: b" 1.5 "},
+        b"",
+        b"\n",
+    ),
+    "objects with leading or trailing blanks are rows": (
+        {3: b"  " + _event(3), 4: b"\t" + _event(4) + b"  \t", 10: b"{bad"},
+        b"",
+        b"\n",
+    ),
+    "a carriage return inside a line": (
+        {
+            3: _event(3).replace(b'", "', b'",\r"', 1),  # valid JSON: \r is whitespace between tokens
+            4: b'{"event_id": "cut\rhere"}',  # a raw \r inside a string: invalid JSON
+            5: _event(5) + b"\r" + _event(6),  # two objects split by a lone \r: one line, invalid JSON
+            6: b"\r",  # a blank line
+        },
+        b"",
+        b"\n",
+    ),
+    "CRLF, a BOM and a bad first line": ({0: b"{bad", 1: b"", 2: b"[]"}, b"\xef\xbb\xbf", b"\r\n"),
+    "many bad lines in a row, blank lines among them": (
+        {n: (b"" if n % 7 == 0 else b"{bad %d" % n) for n in range(100, 420)},
+        b"",
+        b"\n",
+    ),
+    "not UTF-8 in a string of an object": (
+        {3: b'{"event_id": "\xff\xfe"}', 4: _event(4).replace(b"no, use", b"\xc3(")},
+        b"",
+        b"\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_FILES))
+def test_odd_lines_across_chunk_boundaries(
+    tmp_path: Path, name: str, isolations: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest.jsonl, "CHUNK_BYTES", 4096)  # about ten lines a chunk: many boundaries
+    bad, prefix, newline = ODD_FILES[name]
+    source = _write(tmp_path / "feedback.jsonl", _lines(bad, total=600), prefix=prefix, newline=newline)
     ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
     assert _counts(result) == _counts(expected)
     _assert_same(ours, reference, ANALYZER_EVENTS)
-    assert isolations == [False], "the two readers disagree on that line: the file goes line by line"
+    assert isolations == [True]
+
+
+@pytest.mark.parametrize("newline_at_end", [True, False])
+def test_the_last_line_bad(tmp_path: Path, newline_at_end: bool, isolations: list[bool]) -> None:
+    lines = _lines({999: b'{"event_id": "cut'}, total=1000)
+    source = tmp_path / "feedback.jsonl"
+    source.write_bytes(b"\n".join(lines) + (b"\n" if newline_at_end else b""))
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected) == (1000, 999, 1, 0)
+    assert ours.execute("select line_number, raw_text from raw.quarantine").fetchall() == [
+        (1000, '{"event_id": "cut')  # the text as read, less its line end
+    ]
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [True]
+
+
+def test_a_good_last_line_without_a_newline_lands(tmp_path: Path, isolations: list[bool]) -> None:
+    source = tmp_path / "feedback.jsonl"
+    source.write_bytes(b"\n".join(_lines({10: b"{bad"}, total=300)))
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected) == (300, 299, 1, 0)
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [True]
+
+
+@pytest.mark.parametrize("with_malformed_lines", [False, True])
+def test_valid_json_that_breaks_the_contract_is_quarantined_with_its_reason(
+    tmp_path: Path, with_malformed_lines: bool, isolations: list[bool]
+) -> None:
+    """Rows DuckDB's reader parses but the contract refuses (a wrong type, a missing key, a value out of
+    range): alone, or after malformed lines (found first, then every line the line path refuses)."""
+    bad = {
+        LINES - 300: _event(LINES - 300, confidence="high"),
+        LINES - 200: jsonl_line(analyzer_event(LINES - 200, drop=["event_id"])),
+        LINES - 100: _event(LINES - 100, turns_to_feedback=-1),
+    }
+    if with_malformed_lines:
+        bad |= {5: b"{bad", 6: b"[]"}
+    source = _write(tmp_path / "feedback.jsonl", _lines(bad))
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected) == (LINES, LINES - len(bad), len(bad), 0)
+    reasons = dict(ours.execute("select line_number, reason from raw.quarantine").fetchall())
+    assert reasons[LINES - 300 + 1] == "confidence: expected a number, got varchar"
+    assert reasons[LINES - 200 + 1] == "event_id: missing required field"
+    assert reasons[LINES - 100 + 1].startswith("turns_to_feedback: -1 is outside")
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [True]
+
+
+def test_only_bad_lines(tmp_path: Path, isolations: list[bool]) -> None:
+    source = _write(tmp_path / "feedback.jsonl", [b"{bad %d" % n for n in range(50)] + [b"", b"[]"])
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected) == (51, 0, 51, 0)
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [True]
+
+
+def test_too_much_bad_text_goes_line_by_line(
+    tmp_path: Path, isolations: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest.bad_lines, "APART_LIMIT_BYTES", 100)
+    source = _write(tmp_path / "feedback.jsonl", _lines({n: b"{bad line %d" % n for n in range(10, 30)}, total=500))
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected) == (500, 480, 20, 0)
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [False]
+
+
+def test_bad_lines_in_an_appended_part_keep_their_line_numbers(tmp_path: Path, isolations: list[bool]) -> None:
+    """The second load reads only the appended bytes; its bad lines are numbered on from the first load's,
+    exactly as a fresh read of the whole file numbers them."""
+    first = _lines({}, total=400)
+    bad = {30: b"{bad", 31: b"", 32: b"\x0c", 90: _event(490, outcome="maybe")}
+    appended = [bad.get(n, _event(400 + n)) for n in range(200)]
+    source = _write(tmp_path / "feedback.jsonl", first)
+    ours = connect(tmp_path / "ours.duckdb")
+    file_loads(ours, ANALYZER_EVENTS, [source], LoadOptions())
+    with source.open("ab") as handle:
+        handle.write(b"".join(line + b"\n" for line in appended))
+    (result,) = file_loads(ours, ANALYZER_EVENTS, [source], LoadOptions())
+    assert ours.execute(
+        "select start_offset > 0 from raw.load_manifest order by finished_at desc limit 1"
+    ).fetchall() == [(True,)]
+    assert _counts(result) == (199, 196, 3, 0)
+    assert ours.execute("select line_number, reason from raw.quarantine order by line_number").fetchall() == [
+        (431, "invalid JSON"),
+        (433, "invalid JSON"),
+        (491, "outcome: maybe is not one of correction, partial, acceptance"),
+    ]
+    reference = connect(tmp_path / "reference.duckdb")
+    load_batches(reference, ANALYZER_EVENTS, str(source.resolve()), read_jsonl(source.resolve()), LoadOptions())
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [True]
 
 
 def test_a_nested_contract_keeps_its_exact_quarantine(tmp_path: Path, isolations: list[bool]) -> None:
