@@ -218,11 +218,11 @@ class Load:
         return self.stream_clean(json_batch_sql(self.contract, read_json_parsed_sql(self.contract, path, uri)))
 
     def land_apart(self, path: str, uri: str, rows: int, apart: pa.Table) -> bool:
-        """Land a JSON-lines file whose bad lines were set apart (`ingest.bad_lines`): `path` holds its other
-        lines, `rows` rows by the line path's count, landed in one pass of DuckDB's reader; `apart` holds the
-        lines set apart (an `ingest.jsonl` batch with their physical line numbers), which are validated and
-        quarantined line by line. False (the caller rolls back) when DuckDB's reader refuses a row of `path`
-        or counts other than `rows` rows in it."""
+        """Land a JSON-lines file some lines of which were set apart (`ingest.bad_lines`): `path` holds the
+        others, `rows` rows by the line path's count, landed in one pass of DuckDB's reader; `apart` holds the
+        lines set apart (an `ingest.jsonl` batch with their physical line numbers), validated line by line to
+        land or be quarantined. False (the caller rolls back) when DuckDB's reader refuses a row of `path` or
+        counts other than `rows` rows in it."""
         if rows and not (self.stream_clean_jsonl(path, uri) and self.result.rows_read == rows):
             return False
         if apart.num_rows:

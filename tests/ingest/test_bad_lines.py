@@ -129,7 +129,7 @@ def test_when_the_readers_count_differently_the_file_goes_line_by_line(
 
     def miscounting(*args: Any, **kwargs: Any) -> Any:
         apart = original(*args, **kwargs)
-        apart.rows += 1
+        apart.kept_rows += 1
         return apart
 
     monkeypatch.setattr(ingest.bad_lines, "set_apart", miscounting)
@@ -172,6 +172,22 @@ ODD_FILES: dict[str, tuple[dict[int, bytes], bytes, bytes]] = {
         b"",
         b"\n",
     ),
+    "malformed inside the braces (DuckDB's reader refuses them too)": (
+        {
+            3: b'{"event_id": "x", "s": "\xff\xfe"}',  # not UTF-8
+            4: b'{"event_id": "x", "s": "a\x01b"}',  # a raw control character in a string
+            5: _event(5) + _event(6),  # two objects on one line
+            6: b'{"event_id": "x" /* a comment */}',
+            7: b'{"event_id": "\\q"}',  # a bad escape
+            8: b'{"event_id": "\\ud800"}',  # a lone surrogate
+            9: b'{"event_id": "a\x00b"}',
+            10: b'{"event_id": {"nested": 1}',  # cut off after an inner object
+            11: b"{event_id: 1}",
+            12: b"{'event_id': 'x'}",
+        },
+        b"",
+        b"\n",
+    ),
     "not UTF-8 in a string of an object": (
         {3: b'{"event_id": "\xff\xfe"}', 4: _event(4).replace(b"no, use", b"\xc3(")},
         b"",
@@ -191,6 +207,18 @@ def test_odd_lines_across_chunk_boundaries(
     assert _counts(result) == _counts(expected)
     _assert_same(ours, reference, ANALYZER_EVENTS)
     assert isolations == [True]
+
+
+def test_a_key_twice_in_an_object_goes_line_by_line(tmp_path: Path, isolations: list[bool]) -> None:
+    """Valid JSON that DuckDB's reader refuses (a key twice) and the line path takes: the readers disagree on
+    a line, so the file goes line by line."""
+    source = _write(
+        tmp_path / "feedback.jsonl", _lines({7: b"{bad", 9: _event(9)[:-1] + b', "skill_id": "x"}'}, total=300)
+    )
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected)
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [False]
 
 
 @pytest.mark.parametrize("newline_at_end", [True, False])
