@@ -1,18 +1,19 @@
 """A JSON-lines file with a few bad lines: DuckDB's parallel reader lands the good lines, the line-by-line
 path validates and quarantines the others.
 
-DuckDB's JSON reader gives no line numbers, so the lines it must not see are found first, in one pass over
-the file's lines (`ingest.jsonl.line_chunks`: physical line numbers) that writes the other lines, as read, to
-a temporary file. DuckDB's reader lands that file in one multi-threaded pass, as it does a clean file, and
-the lines set apart go through the line path in the same load: their quarantine rows (line number, raw text
-and bytes, reason) are the line path's. Two ways to choose them:
+DuckDB's JSON reader gives no line numbers, so the lines it must not see are found first; the other lines
+go, as read, to a temporary file that DuckDB's reader lands in one multi-threaded pass, as it does a clean
+file, and the lines set apart go through the line path in the same load: their quarantine rows (line number,
+raw text and bytes, reason) are the line path's. Two ways to choose them:
 
-* by shape (first): the lines that are not a brace first and a brace last (before the line end, LF or
-  CRLF). A cut-off line, garbage, a blank line, JSON that is no object: all the line path's parse errors
-  but those inside an object's braces, and it costs no parsing. DuckDB's reader refuses the rest (it is as
-  strict as the line path's `json_valid`, UTF-8 included: tests/ingest/test_bad_lines.py), and then
-* every line the line path refuses (its whole validation, in DuckDB), which also finds valid JSON that
-  breaks the contract (a wrong type, a missing key); first when the reader refused a row for its contract.
+* by shape (first; the checksum pass already found them, `ingest.jsonl.scan_lines`): the lines that are not
+  a brace first and a brace last (before the line end, LF or CRLF). A cut-off line, garbage, a blank line,
+  JSON that is no object: all the line path's parse errors but those inside an object's braces, at no cost
+  of parsing. DuckDB's reader refuses those (it is as strict as the line path's `json_valid`, UTF-8
+  included: tests/ingest/test_bad_lines.py), and then
+* every line the line path refuses (its whole validation, in DuckDB, over the file's lines again), which
+  also finds valid JSON that breaks the contract (a wrong type, a missing key); first when the reader
+  refused a row for its contract.
 
 The load checks that DuckDB's reader counted one row per line of the temporary file; when it does not (the
 readers disagree on a line), or when the lines set apart are too many for this to pay, the caller reads the
@@ -31,14 +32,13 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ingest.jsonl import BATCH_SCHEMA, LineChunk, chunk_batch, line_batch, line_chunks
+from ingest.jsonl import BATCH_SCHEMA, LineChunk, Unshaped, chunk_batch, copy_ranges, line_batch, line_chunks, lines_at
 from ingest.load import Load
 from ingest.validation import json_batch_sql, lines_parsed_sql
 from warehouse.contracts import Contract
 
 APART_LIMIT_BYTES = 64 * 1024 * 1024  # beyond this much set-apart text the line-by-line path is as fast, and flat
 SCAN_ROWS = 8192  # Arrow batches of this many lines: DuckDB's threads share a chunk's batches
-NEWLINE, CR, OPEN, CLOSE = (ord(c) for c in "\n\r{}")
 
 
 @dataclass
@@ -55,16 +55,6 @@ class Apart:
 
 def _starts(chunk: LineChunk) -> np.ndarray:
     return np.concatenate([np.zeros(1, dtype=np.int64), chunk.ends[:-1]])
-
-
-def _unshaped(chunk: LineChunk) -> tuple[int, np.ndarray]:
-    """The lines of a chunk not shaped like a JSON object (0-based indexes), and the number of the others."""
-    data, ends, starts = chunk.data, chunk.ends, _starts(chunk)
-    stops = ends - (data[ends - 1] == NEWLINE)  # the last line may have no newline
-    stops -= (stops > starts) & (data[np.maximum(stops - 1, 0)] == CR)
-    shaped = (stops > starts) & (data[starts] == OPEN) & (data[np.maximum(stops - 1, 0)] == CLOSE)
-    unshaped = np.flatnonzero(~shaped)
-    return len(ends) - len(unshaped), unshaped
 
 
 def _refused(con: duckdb.DuckDBPyConnection, contract: Contract, chunk: LineChunk) -> tuple[int, np.ndarray]:
@@ -87,7 +77,19 @@ def _write(out: BinaryIO, data: np.ndarray) -> None:
         view = view[out.write(view) :]
 
 
-def set_apart(
+def set_apart_unshaped(path: Path, good: Path, unshaped: Unshaped, *, end: int, first_line: int) -> Apart | None:
+    """Set apart the lines a scan found not shaped like a JSON object (`ingest.jsonl.scan_lines`: no second
+    read of the file); the other lines of bytes [unshaped.begin, end) are copied to `good` in the kernel."""
+    size = int((unshaped.ends - unshaped.starts).sum())
+    if size > APART_LIMIT_BYTES:
+        return None
+    kept = zip([unshaped.begin, *unshaped.ends.tolist()], [*unshaped.starts.tolist(), end], strict=True)
+    copy_ranges(path, [(start, stop) for start, stop in kept if stop > start], good)
+    lines = lines_at(path, unshaped.starts, unshaped.ends, unshaped.indexes + first_line, str(path))
+    return Apart(unshaped.lines - len(unshaped.indexes), [lines], size)
+
+
+def set_apart_refused(
     con: duckdb.DuckDBPyConnection,
     contract: Contract,
     path: Path,
@@ -96,15 +98,14 @@ def set_apart(
     start: int,
     end: int,
     first_line: int,
-    exact: bool,
 ) -> Apart | None:
-    """Set apart the lines of bytes [start, end) of a JSON-lines file (numbered from `first_line`) that are
-    not shaped like a JSON object, or with `exact` those the line path refuses; the other lines go to the
-    file `good`, as they were. None when the lines set apart hold more than APART_LIMIT_BYTES."""
+    """Set apart the lines of bytes [start, end) of a JSON-lines file (numbered from `first_line`) that the
+    line path refuses; the other lines go to the file `good`, as they were. None when the lines set apart
+    hold more than APART_LIMIT_BYTES."""
     apart = Apart()
     with good.open("wb", buffering=0) as out:
         for chunk in line_chunks(path, start=start, end=end, first_line=first_line):
-            kept_rows, indexes = _refused(con, contract, chunk) if exact else _unshaped(chunk)
+            kept_rows, indexes = _refused(con, contract, chunk)
             apart.kept_rows += kept_rows
             starts = _starts(chunk)
             apart.size += int((chunk.ends[indexes] - starts[indexes]).sum())
@@ -129,6 +130,7 @@ def land_setting_bad_lines_apart(
     start: int,
     end: int,
     first_line: int,
+    unshaped: Unshaped | None,
     contract_breach: bool,
 ) -> Load | None:
     """Land bytes [start, end) of a JSON-lines file that DuckDB's reader refused as a whole: most lines with
@@ -137,13 +139,16 @@ def land_setting_bad_lines_apart(
     every line the line path refuses, if that is not enough. The committed load, or None: read the file line
     by line."""
     for exact in (True,) if contract_breach else (False, True):
+        if not exact and (unshaped is None or not len(unshaped.indexes)):
+            continue  # every line is shaped like an object: one is malformed inside, or breaks the contract
         with tempfile.TemporaryDirectory(prefix="feedback-good-lines-") as folder:
             good = Path(folder) / path.name
-            apart = set_apart(con, contract, path, good, start=start, end=end, first_line=first_line, exact=exact)
+            if exact:
+                apart = set_apart_refused(con, contract, path, good, start=start, end=end, first_line=first_line)
+            else:
+                apart = set_apart_unshaped(path, good, unshaped, end=end, first_line=first_line)
             if apart is None:
                 return None
-            if not exact and not apart.lines:
-                continue  # every line is shaped like an object: one is malformed inside, or breaks the contract
             load = new_load()
             with load.transaction() as landed:
                 landed.keep = load.land_apart(str(good), str(path), apart.kept_rows, apart.batch())

@@ -20,7 +20,7 @@ from ingest.jsonl import (
     prefix_fingerprint,
     read_blobs,
     read_jsonl,
-    scan_file,
+    scan_lines,
 )
 from ingest.load import Load, LoadOptions, LoadResult, ReadRange, already_loaded, last_reads, load_batches
 from ingest.progress import LoadProgress
@@ -70,7 +70,7 @@ def file_loads(
             else:
                 results.append(_appended_load(con, contract, path, before, size, options, progress))
             continue
-        scan = scan_file(path, end=size)
+        scan = scan_lines(path, end=size)
         if options.skip_unchanged and already_loaded(con, contract.table, scan.checksum):
             results.append(LoadResult(contract.source, contract.table, str(path), skipped=True))
             continue
@@ -99,7 +99,7 @@ def _appended_load(
 ) -> LoadResult:
     """Read only what was appended since the last load: from the end of its last complete line (a line it
     read unfinished is read again) to the current size, lines numbered on from there."""
-    scan = scan_file(path, start=before.end_offset, end=size)
+    scan = scan_lines(path, start=before.end_offset, end=size)
     span = ReadRange(
         before.end_offset,
         size,
@@ -157,6 +157,7 @@ def _read(
             start=span.start_offset,
             end=span.size_bytes,
             first_line=first_line,
+            unshaped=scan.unshaped,
             contract_breach=load.contract_breach,
         )
         load, landed.keep = apart or load, apart is not None

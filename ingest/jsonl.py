@@ -22,7 +22,8 @@ import xxhash
 CHUNK_BYTES = 32 * 1024 * 1024
 FINGERPRINT_BLOCK = 64 * 1024
 BOM = b"\xef\xbb\xbf"
-NEWLINE = 10
+NEWLINE, CR, OPEN, CLOSE = (ord(c) for c in "\n\r{}")
+UNSHAPED_LIMIT = 100_000  # lines a scan remembers; beyond them a bad file is read line by line
 
 BATCH_SCHEMA = pa.schema(
     [
@@ -36,6 +37,18 @@ BATCH_SCHEMA = pa.schema(
 
 
 @dataclass(frozen=True)
+class Unshaped:
+    """The lines of a scanned range not shaped like a JSON object (`unshaped_lines`): 0-based indexes among
+    the range's lines, and their bytes [starts, ends) in the file."""
+
+    begin: int  # the first line's first byte (after a BOM)
+    lines: int  # lines in the range, the unshaped ones included
+    indexes: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+
+@dataclass(frozen=True)
 class FileScan:
     """One pass over bytes of a file: their checksum, and where the last complete line among them ends."""
 
@@ -43,6 +56,7 @@ class FileScan:
     size: int
     complete_to: int  # the byte after the last newline read (start: none): the next append read starts here
     complete_lines: int  # newlines read: the next append read numbers its first line after them
+    unshaped: Unshaped | None = None  # of a JSON-lines scan (`scan_lines`); None: not scanned, or too many
 
 
 def file_checksum(path: Path) -> str:
@@ -72,6 +86,38 @@ def scan_file(path: Path, start: int = 0, end: int | None = None) -> FileScan:
                 complete_to = position + buffer.rfind(b"\n", 0, got) + 1
             position += got
     return FileScan("xxh3_128:" + digest.hexdigest(), end, complete_to, lines)
+
+
+def scan_lines(path: Path, start: int = 0, end: int | None = None) -> FileScan:
+    """`scan_file` of a JSON-lines file, in whole lines (`line_chunks`), that also finds the lines not shaped
+    like a JSON object (`FileScan.unshaped`, unless more than UNSHAPED_LIMIT): for a file with bad lines,
+    what `ingest.bad_lines` sets apart, without reading the file again. As fast as `scan_file`."""
+    end = path.stat().st_size if end is None else end
+    digest = xxhash.xxh3_128()
+    if start == 0 and end >= len(BOM):
+        with path.open("rb") as handle:
+            if handle.read(len(BOM)) == BOM:
+                digest.update(BOM)  # `line_chunks` drops it from line 1
+    lines, newlines, complete_to, begin, count = 0, 0, start, end, 0
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # line indexes, starts, ends
+    for number, chunk in enumerate(line_chunks(path, start=start, end=end)):
+        digest.update(memoryview(chunk.data))
+        begin = chunk.offset if number == 0 else begin
+        if count <= UNSHAPED_LIMIT:
+            indexes = unshaped_lines(chunk)
+            count += len(indexes)
+            starts = np.concatenate([np.zeros(1, dtype=np.int64), chunk.ends[:-1]])
+            parts.append((indexes + lines, starts[indexes] + chunk.offset, chunk.ends[indexes] + chunk.offset))
+        complete = len(chunk.ends) - int(chunk.data[-1] != NEWLINE)  # lines that end with a newline
+        if complete:
+            newlines = lines + complete
+            complete_to = chunk.offset + int(chunk.ends[complete - 1])
+        lines += len(chunk.ends)
+    unshaped = None
+    if count <= UNSHAPED_LIMIT:
+        columns = [np.concatenate(column) for column in zip(*parts, strict=True)] if parts else [np.empty(0)] * 3
+        unshaped = Unshaped(begin, lines, *(column.astype(np.int64) for column in columns))
+    return FileScan("xxh3_128:" + digest.hexdigest(), end, complete_to, newlines, unshaped)
 
 
 def prefix_fingerprint(path: Path, size: int) -> str:
@@ -141,6 +187,30 @@ def _as_text(lines: pa.LargeBinaryArray) -> list[pa.Array]:
             pa.array(flags, pa.bool_()),
             pa.array(raw_bytes, pa.large_binary()),
         ]
+
+
+def unshaped_lines(chunk: LineChunk) -> np.ndarray:
+    """The lines of a chunk (0-based indexes) not shaped like a JSON object: not a brace first and a brace
+    last (before the line end, LF or CRLF). A cut-off line, garbage, a blank line, JSON that is no object."""
+    data, ends = chunk.data, chunk.ends
+    starts = np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]])
+    stops = ends - (data[ends - 1] == NEWLINE)  # the last line may have no newline
+    stops -= (stops > starts) & (data[np.maximum(stops - 1, 0)] == CR)
+    shaped = (stops > starts) & (data[starts] == OPEN) & (data[np.maximum(stops - 1, 0)] == CLOSE)
+    return np.flatnonzero(~shaped)
+
+
+def lines_at(path: Path, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray, uri: str) -> pa.Table:
+    """The bytes [starts[i], ends[i]) of a file, a few lines, as one batch with line numbers `numbers`."""
+    with path.open("rb") as handle:
+        raws = [
+            os.pread(handle.fileno(), int(stop - start), int(start)) for start, stop in zip(starts, ends, strict=True)
+        ]
+    joined = np.frombuffer(b"".join(raws), dtype=np.uint8)
+    lengths = np.asarray([len(raw) for raw in raws], dtype=np.int64)
+    offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
+    lines = _binaries(joined, offsets[:-1], offsets[1:])
+    return pa.Table.from_arrays([_int64s(numbers), _repeated(uri, len(raws)), *_as_text(lines)], schema=BATCH_SCHEMA)
 
 
 def _int64s(values: np.ndarray) -> pa.Array:

@@ -120,19 +120,22 @@ def test_a_line_the_readers_count_differently_is_set_apart(tmp_path: Path, isola
     assert isolations == [True]
 
 
+def _miscounting(set_apart: Any) -> Any:
+    def miscounting(*args: Any, **kwargs: Any) -> Any:
+        apart = set_apart(*args, **kwargs)
+        apart.kept_rows += 1
+        return apart
+
+    return miscounting
+
+
 def test_when_the_readers_count_differently_the_file_goes_line_by_line(
     tmp_path: Path, isolations: list[bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DuckDB's reader must count, in the good lines, the rows the line path counts there; when it does not
     (simulated: the line path is told of one row more), the load rolls back and the file goes line by line."""
-    original = ingest.bad_lines.set_apart
-
-    def miscounting(*args: Any, **kwargs: Any) -> Any:
-        apart = original(*args, **kwargs)
-        apart.kept_rows += 1
-        return apart
-
-    monkeypatch.setattr(ingest.bad_lines, "set_apart", miscounting)
+    for name in ("set_apart_unshaped", "set_apart_refused"):
+        monkeypatch.setattr(ingest.bad_lines, name, _miscounting(getattr(ingest.bad_lines, name)))
     source = _write(tmp_path / "feedback.jsonl", _lines({9: b"{bad", 20: b"[]"}, total=500))
     ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
     assert _counts(result) == _counts(expected) == (500, 498, 2, 0)
@@ -285,6 +288,18 @@ def test_too_much_bad_text_goes_line_by_line(
     assert _counts(result) == _counts(expected) == (500, 480, 20, 0)
     _assert_same(ours, reference, ANALYZER_EVENTS)
     assert isolations == [False]
+
+
+def test_more_unshaped_lines_than_a_scan_remembers(
+    tmp_path: Path, isolations: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond UNSHAPED_LIMIT the scan forgets them; the line path's whole validation finds the bad lines."""
+    monkeypatch.setattr(ingest.jsonl, "UNSHAPED_LIMIT", 5)
+    source = _write(tmp_path / "feedback.jsonl", _lines({n: b"{bad line %d" % n for n in range(10, 30)}, total=500))
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected) == (500, 480, 20, 0)
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [True]
 
 
 def test_bad_lines_in_an_appended_part_keep_their_line_numbers(tmp_path: Path, isolations: list[bool]) -> None:
