@@ -6,11 +6,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
+import pandas as pd
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from dashboards import data, filters
+from warehouse.export_format import CSV_TIMESTAMP
 
 COMMANDS = """```sh
 make demo                                  # demo data, ingest, build, dashboard
@@ -78,3 +81,31 @@ def section(name: str) -> Iterator[None]:
         yield
     except data.WarehouseUnavailable as exc:
         st.warning(f"{name} is unavailable: {exc}")
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """A frame as CSV the way `feedback-analytics export` writes it (warehouse/export_format.py): timestamps
+    as UTC ISO 8601 with a Z, no index."""
+    frame = frame.copy()
+    for column in frame.columns:
+        values = frame[column]
+        if isinstance(values.dtype, pd.DatetimeTZDtype):
+            frame[column] = values.dt.tz_convert("UTC").dt.tz_localize(None)
+    return frame.to_csv(index=False, date_format=CSV_TIMESTAMP).encode()
+
+
+def table(frame: pd.DataFrame, name: str, **options: Any) -> Any:
+    """st.dataframe, and under it a button that downloads what the table shows (its rows, the columns it
+    does not hide) as `<name>.csv`; returns what st.dataframe returns (the selection, when selectable)."""
+    shown = st.dataframe(frame, **options)
+    hidden = [column for column, config in (options.get("column_config") or {}).items() if config is None]
+    st.download_button(
+        "Download CSV",
+        data=csv_bytes(frame.drop(columns=hidden, errors="ignore")),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"download_{name}",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+    return shown

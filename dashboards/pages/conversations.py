@@ -99,8 +99,9 @@ with layout.section("Conversations"):
             + (f"; the {len(conversations):,} most recent are listed" if matching > len(conversations) else "")
             + ". Select a row to see its turns."
         )
-        table = st.dataframe(
+        table = layout.table(
             conversations.drop(columns="matching"),
+            "conversations",
             hide_index=True,
             on_select="rerun",
             selection_mode="single-row",
@@ -127,8 +128,9 @@ with layout.section("Conversations"):
         if turns.empty:
             st.info("This conversation has no active reaction left (all cleared or below the confidence threshold).")
         else:
-            st.dataframe(
+            layout.table(
                 turns,
+                "conversation_turns",
                 hide_index=True,
                 column_config={
                     "reacted_at": st.column_config.DatetimeColumn("Reacted at (UTC)", format="YYYY-MM-DD HH:mm:ss"),
@@ -140,4 +142,4 @@ with layout.section("Conversations"):
             if history.empty:
                 st.info("No stored reactions for this conversation.")
             else:
-                st.dataframe(history, hide_index=True)
+                layout.table(history, "conversation_reaction_history", hide_index=True)

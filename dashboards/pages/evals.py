@@ -168,8 +168,9 @@ with layout.section("Eval matrix"):
             )
         if not dimensions.empty:
             st.markdown("**Dimensions and divergences**")
-            st.dataframe(
+            layout.table(
                 dimensions,
+                "eval_cell_dimensions",
                 hide_index=True,
                 column_config={
                     "score": st.column_config.NumberColumn("Score", format="%.3f"),
@@ -186,8 +187,9 @@ with layout.section("Regressions"):
             "(flaky cells, which flip often, aside)."
         )
     else:
-        st.dataframe(
+        layout.table(
             regressions,
+            "eval_regressions",
             hide_index=True,
             column_config={
                 "replayed_at": st.column_config.DatetimeColumn("Replayed at (UTC)", format="YYYY-MM-DD HH:mm"),

@@ -14,28 +14,7 @@ from dashboards.queries import overview
 status, f = layout.page("Overview")
 layout.scope(f, "Session feedback and analyzer events carry no tenant: the tenant filter applies to the other two.")
 
-KPIS = [
-    # metric, label, lower is better, definition
-    (
-        "session_positive_rate",
-        "Session positive rate",
-        False,
-        "positive / (positive + negative) end-of-session answers; skips excluded.",
-    ),
-    (
-        "reaction_satisfaction",
-        "Reaction satisfaction",
-        False,
-        "ok / (ok + not_ok + neutral) active turn reactions (latest user reaction; confident machine ones).",
-    ),
-    (
-        "correction_rate",
-        "Correction rate (all skills)",
-        True,
-        "(corrections + 0.5 x partials) / invocations, analyzer events of every skill.",
-    ),
-    ("eval_pass_rate", "Eval pass rate", False, "Replays whose every dimension passed / replays, all golden sets."),
-]
+KPIS = overview.HEADLINES
 
 with layout.section("Headline rates"):
     rates = overview.headline_rates(f.as_of, f.period_days, f.retained, f.tenant, f.project).set_index("metric")
@@ -109,8 +88,9 @@ with layout.section("Changes"):
                 for low, high in zip(frame["change_low"], frame["change_high"], strict=True)
             ],
         )
-        st.dataframe(
+        layout.table(
             table[["metric", "segment", "current", "previous", "change", "change_ci", "significant", "n"]],
+            "rates_by_segment",
             hide_index=True,
             column_config={
                 "metric": "Rate",

@@ -34,8 +34,9 @@ with layout.section("Retention policies"):
             f"{archives:,}",
             help="Analyzer events past the active window move to the Parquet archive; they stay counted.",
         )
-        st.dataframe(
+        layout.table(
             windows,
+            "retention_policy_windows",
             hide_index=True,
             column_config={
                 "keep_days": st.column_config.NumberColumn("Keep (days)", format="%d"),
@@ -89,8 +90,9 @@ with layout.section("Purge log"):
             "remove; `feedback-analytics nightly` purges after each ingest."
         )
     else:
-        st.dataframe(
+        layout.table(
             log,
+            "retention_purge_log",
             hide_index=True,
             column_config={
                 "applied_at": st.column_config.DatetimeColumn("Applied at (UTC)", format="YYYY-MM-DD HH:mm"),

@@ -126,11 +126,12 @@ with layout.section("Trends"):
         figure.update_xaxes(tickformat="+.0%", rangemode="normal", zeroline=True)
         figure.update_layout(height=max(300, 60 + 28 * len(trends)))
         st.plotly_chart(figure)
-        st.dataframe(
+        layout.table(
             trends[
                 ["skill_id", "direction", "recent_rate", "prior_rate", "recent_sample", "prior_sample", "trend"]
                 + ["p_value", "q_value", "is_significant"]
             ],
+            "skill_correction_trends",
             hide_index=True,
             column_config={
                 "recent_rate": st.column_config.NumberColumn(f"Last {recent_window}", format="percent"),
@@ -210,8 +211,9 @@ with layout.section("Skill drill-down"):
                     "No message snippets were ingested for these events (`ingest analyzer --no-snippets` or "
                     "privacy mode): outcomes only."
                 )
-            st.dataframe(
+            layout.table(
                 shown,
+                "skill_invocations",
                 hide_index=True,
                 column_config={
                     "invoked_at": st.column_config.DatetimeColumn("Invoked at (UTC)", format="YYYY-MM-DD HH:mm"),

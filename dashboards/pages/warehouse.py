@@ -50,8 +50,8 @@ with layout.section("Quarantine"):
     if quarantine.empty:
         st.success("Nothing quarantined: every row read passed its source contract.")
     else:
-        st.dataframe(quarantine, hide_index=True)
+        layout.table(quarantine, "quarantine", hide_index=True)
 
 st.subheader("Latest loads")
 with layout.section("Latest loads"):
-    st.dataframe(queries.recent_loads(), hide_index=True)
+    layout.table(queries.recent_loads(), "recent_loads", hide_index=True)

@@ -10,7 +10,29 @@ from dashboards.data import _cached, _query
 from dashboards.queries.period_rates import period_rates
 from dashboards.queries.scope import SCOPE_CLAUSE, SIGNAL_SOURCE_POLICIES, floor, scope_params
 
-HEADLINE_METRICS = ("session_positive_rate", "reaction_satisfaction", "correction_rate", "eval_pass_rate")
+# metric, label, lower is better, definition: the Overview page's cards and the report's headline table
+HEADLINES = (
+    (
+        "session_positive_rate",
+        "Session positive rate",
+        False,
+        "positive / (positive + negative) end-of-session answers; skips excluded.",
+    ),
+    (
+        "reaction_satisfaction",
+        "Reaction satisfaction",
+        False,
+        "ok / (ok + not_ok + neutral) active turn reactions (latest user reaction; confident machine ones).",
+    ),
+    (
+        "correction_rate",
+        "Correction rate (all skills)",
+        True,
+        "(corrections + 0.5 x partials) / invocations, analyzer events of every skill.",
+    ),
+    ("eval_pass_rate", "Eval pass rate", False, "Replays whose every dimension passed / replays, all golden sets."),
+)
+HEADLINE_METRICS = tuple(metric for metric, *_ in HEADLINES)
 
 
 def headline_rates(

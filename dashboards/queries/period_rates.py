@@ -85,3 +85,27 @@ def daily_rates(
             **scope_params(tenant, project),
         },
     )
+
+
+@_cached
+def weekly_rates(
+    as_of: dt.date, weeks: int, retained: bool, tenant: str | None, project: str | None, metrics: tuple[str, ...]
+) -> pd.DataFrame:
+    """The weekly trend: the 7-day periods ending on as_of, as_of - 7 days, ... (`weeks` of them), segment `all`,
+    one row per metric and week with at least one trial."""
+    return _query(
+        f"""
+        select {COLUMNS}
+        from marts.metric_rates_by_period
+        where list_contains($days, as_of_date) and period_days = 7 and is_retention_filtered = $retained
+          and segment_type = 'all' and list_contains($metrics, metric) and trials > 0
+          and {SCOPE_CLAUSE}
+        order by metric, as_of_date
+        """,
+        {
+            "days": [as_of - dt.timedelta(days=7 * week) for week in range(weeks)],
+            "retained": retained,
+            "metrics": list(metrics),
+            **scope_params(tenant, project),
+        },
+    )

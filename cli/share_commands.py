@@ -1,0 +1,77 @@
+"""`feedback-analytics export` and `report`: the numbers, handed to other tools and to people."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import click
+
+from cli.options import db_option, existing_warehouse, parse_cli_as_of, quiet_option
+from operations.export import export as export_relations
+from warehouse.export_format import FORMATS
+
+
+@click.command("export")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), required=True, help="File format of every export.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for the files (<name>.csv or <name>.parquet; created if missing, same names replaced).",
+)
+@db_option
+@quiet_option
+def export(names: tuple[str, ...], fmt: str, out: Path, db: str | None, quiet: bool) -> None:
+    """Write marts and retained views (NAMES, e.g. skill_correction_rates retained_session_feedback) as files.
+
+    Timestamps are UTC to the microsecond (ISO 8601 with a Z in CSV, time zone UTC in Parquet).
+    An unknown name lists the valid ones.
+    """
+    written = export_relations(db, names, fmt, out)
+    for item in written if not quiet else ():
+        click.echo(f"{item.name}: {item.rows:,} rows to {item.path}")
+    click.echo(f"exported {len(written)} relations ({sum(i.rows for i in written):,} rows) to {out}")
+
+
+@click.command("report")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The HTML file to write (replaced if it exists); --pdf writes FILE.pdf beside it.",
+)
+@click.option("--as-of", "as_of", default=None, help="The report's day (default: the last build's as-of day).")
+@click.option(
+    "--period",
+    "period_days",
+    type=click.Choice(["1", "7", "30", "90"]),
+    default="7",
+    show_default=True,
+    help="Days of the rates' period (compared with as many days before).",
+)
+@click.option("--tenant", default=None, help="One tenant (its name or key); default: all tenants.")
+@click.option("--pdf", is_flag=True, help="Also print the report to PDF with chromium.")
+@db_option
+def report(out: Path, as_of: str | None, period_days: str, tenant: str | None, pdf: bool, db: str | None) -> None:
+    """Write one self-contained HTML report (opens from disk, no network) of the marts: headline rates with
+    intervals, weekly trends, skills that got worse, hotspots, the eval matrix, retention."""
+    path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` and `build` first")
+    if not out.parent.is_dir():
+        raise click.BadParameter(f"folder {out.parent} does not exist", param_hint="--out")
+    day = parse_cli_as_of(as_of, refuse_future=False).day if as_of else None
+    os.environ["FEEDBACK_DB"] = str(path.resolve())  # the dashboard's queries read this warehouse's serving file
+    # st.cache_data warns for every cached query outside a server, from its import on (its in-memory cache
+    # is right for one report)
+    caching = logging.getLogger("streamlit.runtime.caching.cache_data_api")
+    caching.addFilter(lambda record: "No runtime found" not in record.getMessage())
+    from dashboards.report import build_report, print_pdf, write  # imports Streamlit and Plotly: only here
+
+    made = build_report(as_of=day, period_days=int(period_days), tenant=tenant)
+    write(out, made.html)
+    click.echo(f"wrote {out} ({len(made.html) / 1e6:.1f} MB, {made.charts} charts, data as of {made.as_of})")
+    if pdf:
+        print_pdf(out, out.with_suffix(".pdf"))
+        click.echo(f"wrote {out.with_suffix('.pdf')}")

@@ -1,0 +1,100 @@
+"""`feedback-analytics export`: marts and retained views as CSV or Parquet files for other tools.
+
+Any relation of the warehouse's `marts` schema can be exported by name: the
+marts, the `retained_*` views (what the retention policies keep as of the
+build's report instant) and the `stored_*` views. Rows are read from the
+warehouse (read-only; a running writer is waited out like any reader) and
+written as `<out>/<name>.<format>`, first under a temporary name that is
+renamed into place, so a reader of the folder never sees half a file.
+warehouse/export_format.py says how timestamps, dates and numbers look.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from warehouse.connection import connect
+from warehouse.errors import UserError
+from warehouse.export_format import CSV_TIMESTAMP, FORMATS
+from warehouse.sql import quote, sql_literal
+
+SCHEMA = "marts"
+TIMESTAMP_TYPES = ("TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S")
+
+
+@dataclass(frozen=True)
+class Exported:
+    name: str
+    path: Path
+    rows: int
+
+
+def exportable(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The names `export` accepts: every table and view of the warehouse's marts schema."""
+    rows = con.execute(
+        "select table_name from information_schema.tables where table_catalog = current_database() "
+        "and table_schema = ? order by table_name",
+        [SCHEMA],
+    ).fetchall()
+    return [name for (name,) in rows]
+
+
+def _columns(con: duckdb.DuckDBPyConnection, name: str, fmt: str) -> str:
+    """The select list: timestamps as UTC ISO text (CSV) or UTC timestamps with time zone (Parquet)."""
+    described = con.execute(
+        "select column_name, data_type from information_schema.columns where table_catalog = current_database() "
+        "and table_schema = ? and table_name = ? order by ordinal_position",
+        [SCHEMA, name],
+    ).fetchall()
+    expressions = []
+    for column, data_type in described:
+        quoted = quote(column)
+        if data_type not in TIMESTAMP_TYPES:
+            expressions.append(quoted)
+        elif fmt == "csv":  # the session is in UTC (warehouse.connection): a zoned value prints its UTC clock
+            expressions.append(f"strftime(cast({quoted} as timestamp), {sql_literal(CSV_TIMESTAMP)}) as {quoted}")
+        else:
+            expressions.append(f"cast(cast({quoted} as timestamp) as timestamptz) as {quoted}")
+    return ", ".join(expressions)
+
+
+def _write(con: duckdb.DuckDBPyConnection, name: str, fmt: str, out: Path) -> Exported:
+    final = out / f"{name}.{fmt}"
+    temporary = out / f".{name}.{fmt}.exporting-{os.getpid()}"
+    options = "format csv, header true" if fmt == "csv" else "format parquet, compression zstd"
+    try:
+        (rows,) = con.execute(
+            f"copy (select {_columns(con, name, fmt)} from {SCHEMA}.{quote(name)}) "
+            f"to {sql_literal(str(temporary))} ({options})"
+        ).fetchall()[0]
+        os.replace(temporary, final)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return Exported(name, final, rows)
+
+
+def export(db: str | os.PathLike[str] | None, names: Sequence[str], fmt: str, out: Path) -> list[Exported]:
+    """Write each named relation to `out` in `fmt` (see the module's note); unknown names fail before any file."""
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}", exit_code=2)
+    con = connect(db, read_only=True)
+    try:
+        valid = exportable(con)
+        if not valid:
+            raise UserError("the warehouse has no marts yet: run `feedback-analytics build` first")
+        unknown = [name for name in names if name not in valid]
+        if unknown:
+            raise UserError(
+                f"no mart or view named {', '.join(unknown)}; the names are: {', '.join(valid)}", exit_code=2
+            )
+        if out.exists() and not out.is_dir():
+            raise UserError(f"--out {out} is a file: give a folder", exit_code=2)
+        out.mkdir(parents=True, exist_ok=True)
+        return [_write(con, name, fmt, out) for name in dict.fromkeys(names)]
+    finally:
+        con.close()

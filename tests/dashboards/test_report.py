@@ -1,0 +1,178 @@
+"""`feedback-analytics report`: one HTML file that chromium opens from disk with the network blocked, every chart
+drawn with its title, axes and as-of note, the headline numbers those of the marts; `--pdf` prints it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.support.dashboard import CHROMIUM, CHROMIUM_ARGS, DemoWarehouse, demo_or_fail
+from tests.support.environment import unavailable
+from tests.support.ingest import cli_env, run_cli
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+DRAWN = "() => [...document.querySelectorAll('.plotly-graph-div')].every(div => div.querySelector('.main-svg'))"
+SECTIONS = [
+    "Headline rates",
+    "Weekly trends",
+    "Skills that got significantly worse",
+    "Dimension hotspots",
+    "Eval matrix",
+    "Retention status",
+]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
+    return demo_or_fail(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("browser", "the playwright package is not installed (pip install -e '.[dev]')")
+    if not CHROMIUM.exists():
+        unavailable("browser", f"chromium not found at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def report(db: Path, out: Path, *args: str) -> tuple[int, str]:
+    """Write the report; (charts it says it drew, what it printed)."""
+    done = run_cli("report", "--db", db, "--out", out, *args, env=cli_env(), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""  # no warnings of Streamlit's cache outside a server
+    return int(re.search(r"(\d+) charts", done.stdout)[1]), done.stdout
+
+
+@pytest.fixture(scope="module")
+def weekly(demo: DemoWarehouse, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    out = tmp_path_factory.mktemp("report") / "weekly.html"
+    charts, _ = report(demo.db, out, "--pdf")
+    return out, charts
+
+
+def open_offline(browser, path: Path) -> tuple[object, object, list[str]]:
+    """The file in a fresh page where every request but the file itself is refused and recorded."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    refused: list[str] = []
+
+    def route(request_route) -> None:
+        url = request_route.request.url
+        if url == path.resolve().as_uri():
+            request_route.continue_()
+        else:
+            refused.append(url)
+            request_route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.goto(path.resolve().as_uri())
+    page.wait_for_function(DRAWN, timeout=60_000)
+    return context, page, refused
+
+
+def test_every_chart_is_drawn_from_disk_with_no_request(browser, weekly: tuple[Path, int]) -> None:
+    path, charts = weekly
+    assert path.stat().st_size > 4_000_000  # Plotly's bundle, inlined
+    text = path.read_text()
+    assert text.count("plotly.js v") == 1 and not re.search(r"<(script|link)[^>]+(src|href)=", text)
+    context, page, refused = open_offline(browser, path)
+    try:
+        assert refused == []
+        assert charts >= 5
+        assert page.eval_on_selector_all(".plotly-graph-div", "divs => divs.length") == charts
+        for chart in range(1, charts + 1):
+            div = f"#chart-{chart}"
+            title = page.locator(f"{div} .gtitle").first.text_content()
+            assert title.strip(), chart
+            assert "as of" in page.locator(f"{div} .infolayer").first.text_content(), (chart, title)  # the subtitle
+            assert page.locator(f"{div} .xtitle, {div} .x2title").count() >= 1, title
+            assert page.locator(f"{div} .ytitle").count() >= 1, title
+        headings = page.eval_on_selector_all("h2", "hs => hs.map(h => h.textContent)")
+        assert headings == SECTIONS
+    finally:
+        context.close()
+
+
+def test_the_headline_numbers_are_the_marts(browser, weekly: tuple[Path, int], demo: DemoWarehouse) -> None:
+    path, _ = weekly
+    context, page, _ = open_offline(browser, path)
+    try:
+        rows = page.eval_on_selector_all(
+            "h2:text('Headline rates') ~ table >> nth=0 >> tbody tr",
+            "trs => trs.map(tr => [...tr.cells].map(td => td.textContent))",
+        )
+    finally:
+        context.close()
+    shown = {row[0]: row for row in rows}
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        marts = con.execute(
+            """
+            select metric, rate, rate_ci_low, rate_ci_high, trials, is_significant_change
+            from marts.metric_rates_by_period
+            where as_of_date = date '2026-11-01' and period_days = 7 and is_retention_filtered
+              and segment_type = 'all' and tenant_filter = '(all)' and project_filter = '(all)'
+            """
+        ).fetchall()
+    labels = {
+        "session_positive_rate": "Session positive rate",
+        "reaction_satisfaction": "Reaction satisfaction",
+        "correction_rate": "Correction rate (all skills)",
+        "eval_pass_rate": "Eval pass rate",
+    }
+    checked = 0
+    for metric, rate, low, high, trials, significant in marts:
+        if metric not in labels:
+            continue
+        row = shown[labels[metric]]
+        assert row[1:3] == [f"{rate:.1%}", f"{low:.1%} to {high:.1%}"], metric
+        assert row[7] == f"{trials:,.0f}" and row[6].startswith("yes" if significant else "no"), metric
+        checked += 1
+    assert checked == 4
+
+
+def test_pdf_of_the_same_report(weekly: tuple[Path, int]) -> None:
+    pdf = weekly[0].with_suffix(".pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and len(pdf) > 50_000
+    assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) >= 2
+
+
+def test_one_tenant_and_a_past_day(browser, demo: DemoWarehouse, tmp_path: Path) -> None:
+    out = tmp_path / "initech.html"
+    charts, said = report(demo.db, out, "--tenant", "initech", "--as-of", "2026-10-15", "--period", "30")
+    assert "data as of 2026-10-15" in said
+    context, page, refused = open_offline(browser, out)
+    try:
+        assert refused == [] and page.eval_on_selector_all(".plotly-graph-div", "divs => divs.length") == charts
+        meta = page.inner_text("p.meta")
+        assert "Data as of 2026-10-15 (UTC) · Initech" in meta and "marts built as of 2026-11-01" in meta
+        assert page.inner_text("h1") == "Feedback report, 2026-09-16 to 2026-10-15 (30 days)"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--tenant", "nobody"), "error: no tenant 'nobody' in the marts; the tenants are: "),
+        (("--as-of", "2026-12-24"), "error: --as-of 2026-12-24: the marts hold the days "),
+    ],
+)
+def test_a_wrong_option_gets_one_line(
+    demo: DemoWarehouse, tmp_path: Path, args: tuple[str, ...], expected: str
+) -> None:
+    done = run_cli("report", "--db", demo.db, "--out", tmp_path / "r.html", *args, env=cli_env())
+    assert done.returncode == 2 and done.stderr.startswith(expected) and done.stderr.count("\n") == 1, done.stderr
+    assert not (tmp_path / "r.html").exists()

@@ -1,0 +1,157 @@
+"""`feedback-analytics export`: marts and retained views as CSV and Parquet that pandas and DuckDB read with the
+right types, timestamps UTC to the microsecond; the dashboard's downloads write the same CSV."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from dashboards.layout import csv_bytes
+from tests.support.dashboard import DemoWarehouse, demo_or_fail
+from tests.support.ingest import cli_env, run_cli
+from warehouse.connection import connect
+from warehouse.location import serving_path
+
+ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
+    return demo_or_fail(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse whose one mart holds every kind of value, with hand-written rows."""
+    db = tmp_path_factory.mktemp("typed") / "typed.duckdb"
+    con = connect(db)  # the raw schema, as any warehouse has
+    con.execute("create schema marts")
+    con.execute(
+        """
+        create table marts.typed as select * from (values
+            (1, true, 0.25::double, date '2026-11-20', timestamp '2026-11-20 13:45:07.123456',
+             timestamptz '2026-11-20 15:45:07.123456+02', timestamp_ns '2026-11-20 13:45:07.123456789',
+             'a, "quoted"' || chr(10) || 'line'),
+            (2, null, null, null, null, null, null, null)
+        ) as t(n, flag, share, day, seen_at, zoned_at, ns_at, label)
+        """
+    )
+    con.close()
+    return db
+
+
+def export(db: Path, *args: str) -> str:
+    done = run_cli("export", "--db", db, *args, env=cli_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_csv_of_every_kind_of_value(typed: Path, tmp_path: Path) -> None:
+    said = export(typed, "typed", "--format", "csv", "--out", tmp_path)
+    assert "typed: 2 rows" in said
+    lines = (tmp_path / "typed.csv").read_text().splitlines()
+    assert lines[0] == "n,flag,share,day,seen_at,zoned_at,ns_at,label"
+    # the zoned value at its UTC clock, nanoseconds rounded to the microsecond, the text quoted as CSV does
+    assert lines[1:] == [
+        "1,true,0.25,2026-11-20,2026-11-20T13:45:07.123456Z,2026-11-20T13:45:07.123456Z,2026-11-20T13:45:07.123457Z,"
+        '"a, ""quoted""',
+        'line"',
+        "2,,,,,,,",
+    ]
+    assert list(tmp_path.iterdir()) == [tmp_path / "typed.csv"]  # no temporary file left
+
+
+def test_parquet_keeps_the_types(typed: Path, tmp_path: Path) -> None:
+    export(typed, "typed", "--format", "parquet", "--out", tmp_path)
+    frame = pd.read_parquet(tmp_path / "typed.parquet")
+    utc = pd.Timestamp("2026-11-20 13:45:07.123456", tz="UTC")
+    assert (
+        str(frame["seen_at"].dtype)
+        == str(frame["zoned_at"].dtype)
+        == str(frame["ns_at"].dtype)
+        == "datetime64[us, UTC]"
+    )
+    assert frame.loc[0, ["seen_at", "zoned_at", "ns_at"]].tolist() == [utc, utc, utc + pd.Timedelta(microseconds=1)]
+    assert frame["seen_at"].isna().tolist() == [False, True]
+    assert frame.loc[0, "day"] == dt.date(2026, 11, 20)
+    assert frame["n"].tolist() == [1, 2] and str(frame["n"].dtype) == "int32"
+    assert frame.loc[0, "flag"] is True or frame.loc[0, "flag"] == True  # noqa: E712 (numpy bool)
+    assert frame.loc[0, "share"] == 0.25 and frame.loc[0, "label"] == 'a, "quoted"\nline'
+    described = duckdb.sql(f"describe select * from '{tmp_path / 'typed.parquet'}'").fetchall()
+    types = {name: kind for name, kind, *_ in described}
+    assert types["seen_at"] == types["zoned_at"] == types["ns_at"] == "TIMESTAMP WITH TIME ZONE"
+    assert types["day"] == "DATE" and types["flag"] == "BOOLEAN" and types["share"] == "DOUBLE"
+
+
+def test_an_unknown_name_lists_the_valid_ones_and_writes_nothing(typed: Path, tmp_path: Path) -> None:
+    done = run_cli("export", "--db", typed, "typed", "no_such_mart", "--format", "csv", "--out", tmp_path / "out",
+                   env=cli_env())  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: no mart or view named no_such_mart; the names are: typed"
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_arguments_get_one_line(typed: Path, tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    done = run_cli("export", "--db", typed, "typed", "--format", "csv", "--out", a_file, env=cli_env())
+    assert done.returncode == 2 and f"'--out': Directory '{a_file}' is a file" in done.stderr
+    done = run_cli("export", "--db", typed, "typed", "--format", "xlsx", "--out", tmp_path, env=cli_env())
+    assert done.returncode == 2 and "'xlsx' is not one of 'csv', 'parquet'" in done.stderr
+    unbuilt = tmp_path / "unbuilt.duckdb"
+    connect(unbuilt).close()
+    done = run_cli("export", "--db", unbuilt, "typed", "--format", "csv", "--out", tmp_path, env=cli_env())
+    assert (done.returncode, done.stderr.strip()) == (
+        1,
+        "error: the warehouse has no marts yet: run `feedback-analytics build` first",
+    )
+
+
+@pytest.mark.parametrize("name", ["skill_correction_rates", "retained_session_feedback", "eval_regressions"])
+def test_demo_marts_and_retained_views_round_trip(demo: DemoWarehouse, tmp_path: Path, name: str) -> None:
+    """Parquet holds the relation's rows exactly (compared in DuckDB, both ways); CSV as many rows, its
+    timestamps ISO UTC text."""
+    export(demo.db, name, "--format", "parquet", "--out", tmp_path)
+    export(demo.db, name, "--format", "csv", "--out", tmp_path)
+    parquet = tmp_path / f"{name}.parquet"
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        con.execute("set TimeZone = 'UTC'")
+        types = {column: kind for column, kind, *_ in con.execute(f"describe marts.{name}").fetchall()}
+        rows = con.execute(f"select count(*) from marts.{name}").fetchall()[0][0]
+        for left, right in ((f"marts.{name}", f"'{parquet}'"), (f"'{parquet}'", f"marts.{name}")):
+            (differing,) = con.execute(
+                f"select count(*) from (select * from {left} except all select * from {right})"
+            ).fetchall()[0]
+            assert differing == 0, (left, right)
+    stamps = [column for column, kind in types.items() if kind.startswith("TIMESTAMP")]
+    frame = pd.read_parquet(parquet)
+    assert rows > 0 and len(frame) == rows and list(frame.columns) == list(types)
+    assert all(str(frame[column].dtype) == "datetime64[us, UTC]" for column in stamps), frame.dtypes
+    csv = pd.read_csv(tmp_path / f"{name}.csv", dtype=str, keep_default_na=False)
+    assert len(csv) == rows and list(csv.columns) == list(types)
+    for column in stamps:
+        assert all(ISO_UTC.match(value) for value in csv[column] if value), column
+
+
+def test_a_dashboard_download_writes_timestamps_as_export_does(demo: DemoWarehouse, tmp_path: Path) -> None:
+    """The rows a table shows, through the dashboard's button: every row back, each timestamp the same text as
+    `export` writes for it."""
+    name = "retention_policy_windows"
+    export(demo.db, name, "--format", "csv", "--out", tmp_path)
+    exported = pd.read_csv(tmp_path / f"{name}.csv", dtype=str, keep_default_na=False)
+    with duckdb.connect(str(serving_path(demo.db)), read_only=True) as con:
+        shown = con.execute(f"select * from marts.{name}").df()
+    downloaded = pd.read_csv(io.BytesIO(csv_bytes(shown)), dtype=str, keep_default_na=False)
+    assert list(downloaded.columns) == list(shown.columns) and len(downloaded) == len(shown) > 0
+    key = "policy"
+    for column in ("as_of_at", "cutoff_at"):
+        assert all(ISO_UTC.match(value) for value in downloaded[column] if value), column
+        assert downloaded.set_index(key)[column].to_dict() == exported.set_index(key)[column].to_dict(), column
+    zoned = pd.DataFrame({"at": pd.to_datetime(["2026-11-20 15:45:07.123456+02:00"])})
+    assert csv_bytes(zoned) == b"at\n2026-11-20T13:45:07.123456Z\n"
