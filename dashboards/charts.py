@@ -239,29 +239,61 @@ def short_id(value: object, length: int = 8) -> str:
     return str(value)[:length]
 
 
+VERSUS_BASELINE = {
+    "better": "better than the baseline",
+    "worse": "worse than the baseline",
+    "same": "same as the baseline",
+}
+
+
+def distinct_labels(cells: pd.DataFrame, id_column: str, label_column: str) -> dict[str, str]:
+    """id -> the label to show, unique among these cells: the marts' label (unique within a tenant), then
+    the tenant's name, then the id's first characters when two ids still read the same."""
+    first = cells.drop_duplicates(id_column).set_index(id_column)
+    labels = first[label_column].astype(str)
+    if "tenant_name" in first and labels.duplicated(keep=False).any():
+        clashing = labels.duplicated(keep=False)
+        labels = labels.where(~clashing, labels + " · " + first["tenant_name"].fillna("?").astype(str))
+    clashing = labels.duplicated(keep=False)
+    labels = labels.where(~clashing, labels + " (" + labels.index.map(short_id) + ")")
+    return labels.to_dict()
+
+
 def eval_matrix(
     frame: pd.DataFrame, *, title: str, subtitle: str | None = None, highlight: tuple[str, str] | None = None
 ) -> go.Figure:
     """Golden sessions (rows) x agent configs (columns), one panel per golden set; a square per latest replay.
 
-    A scatter of square markers rather than a go.Heatmap: Plotly heatmaps cannot be selected, and a click
-    on a cell must select it (st.plotly_chart on_select) to drill down. Squares are coloured and marked by
-    cell_status; hover shows the accuracy and the replay date; `highlight` outlines the chosen cell.
+    Rows and columns carry the marts' names (eval_matrix golden_session_label, agent_config_label; the
+    baseline's column says so), the ids are on hover. A scatter of square markers rather than a
+    go.Heatmap: Plotly heatmaps cannot be selected, and a click on a cell must select it (st.plotly_chart
+    on_select) to drill down. Squares are coloured and marked by cell_status; hover shows the accuracy,
+    the replay date and the comparison with the baseline; `highlight` outlines the chosen cell.
+    customdata columns: status, accuracy, replayed, golden session id, agent config id, replay id, versus
+    the baseline.
     """
     sets = sorted(frame["golden_set"].unique())
+    sizes = [max(int(frame.loc[frame["golden_set"] == name, "golden_session_id"].nunique()), 1) for name in sets]
+    # one panel per set, stacked: each set's golden sessions keep their own names on the left
     figure = make_subplots(
-        rows=1,
-        cols=len(sets),
+        rows=len(sets),
+        cols=1,
         subplot_titles=[f"golden set {name}" for name in sets],
-        horizontal_spacing=min(0.08, 0.5 / max(len(sets), 1)),
+        row_heights=[size / sum(sizes) for size in sizes],
+        vertical_spacing=min(0.12, 0.6 / max(len(sets), 1)),
     )
     shown_in_legend: set[str] = set()
-    for column, golden_set in enumerate(sets, start=1):
+    for panel, golden_set in enumerate(sets, start=1):
         cells = frame[frame["golden_set"] == golden_set]
-        goldens = sorted(cells["golden_session_id"].unique())
-        agents = sorted(cells["agent_id"].unique())
+        golden_names = distinct_labels(cells, "golden_session_id", "golden_session_label")
+        agent_names = distinct_labels(cells, "agent_id", "agent_config_label")
+        for agent in cells.loc[cells["is_baseline"].fillna(False).astype(bool), "agent_id"].unique():
+            agent_names[agent] = f"{agent_names[agent]} (baseline)"
+        goldens = sorted(golden_names, key=lambda key: (golden_names[key].casefold(), key))
+        agents = sorted(agent_names, key=lambda key: ("(baseline)" not in agent_names[key], agent_names[key], key))
         for status, part in cells.groupby("cell_status", sort=False):
             colour, label, mark = CELL_STATUSES.get(str(status), ("#9e9e9e", str(status), "?"))
+            versus = part["versus_baseline"].map(VERSUS_BASELINE)
             custom = pd.DataFrame(
                 {
                     "status": part["cell_status"],
@@ -270,20 +302,21 @@ def eval_matrix(
                     "golden": part["golden_session_id"],
                     "agent": part["agent_id"],
                     "replay": part["replay_session_id"],
+                    "versus": versus.where(versus.notna(), "no comparison with a baseline"),
                 }
             )
             figure.add_trace(
                 go.Scatter(
-                    x=part["agent_id"].map(short_id),
-                    y=part["golden_session_id"].map(short_id),
+                    x=part["agent_id"].map(agent_names),
+                    y=part["golden_session_id"].map(golden_names),
                     mode="markers+text",
                     marker={"symbol": "square", "size": CELL_PIXELS, "color": colour},
                     text=[mark] * len(part),
                     textfont={"color": "white", "size": 14},
                     customdata=custom.to_numpy(),
                     hovertemplate=(
-                        "golden session %{customdata[3]}<br>agent config %{customdata[4]}<br>"
-                        "status <b>%{customdata[0]}</b><br>accuracy %{customdata[1]}<br>"
+                        "%{y}<br>golden session %{customdata[3]}<br>%{x}<br>agent config %{customdata[4]}<br>"
+                        "status <b>%{customdata[0]}</b>, %{customdata[6]}<br>accuracy %{customdata[1]}<br>"
                         "replayed %{customdata[2]} UTC<br>replay %{customdata[5]}<extra></extra>"
                     ),
                     name=label,
@@ -292,49 +325,59 @@ def eval_matrix(
                     selected={"marker": {"opacity": 1}},
                     unselected={"marker": {"opacity": 1}},
                 ),
-                row=1,
-                col=column,
+                row=panel,
+                col=1,
             )
             shown_in_legend.add(label)
         figure.update_xaxes(
-            title_text="Agent config (id prefix)",
+            title_text="Agent config" if panel == len(sets) else None,
             type="category",
             categoryorder="array",
-            categoryarray=[short_id(agent) for agent in agents],
+            categoryarray=[agent_names[agent] for agent in agents],
             showgrid=False,
             range=[-0.5, len(agents) - 0.5],
-            row=1,
-            col=column,
+            row=panel,
+            col=1,
         )
         figure.update_yaxes(
             type="category",
             categoryorder="array",
-            categoryarray=[short_id(golden) for golden in goldens],
+            categoryarray=[golden_names[golden] for golden in goldens],
             showgrid=False,
             range=[len(goldens) - 0.5, -0.5],
-            row=1,
-            col=column,
+            row=panel,
+            col=1,
         )
         if highlight and highlight[0] in goldens and highlight[1] in agents:
-            x, y = agents.index(highlight[1]), goldens.index(highlight[0])
-            axis = "" if column == 1 else str(column)
+            # a square around the chosen cell, sized in pixels (in axis units it would span the whole column)
+            axis = "" if panel == 1 else str(panel)
+            half = CELL_PIXELS / 2 + 5
             figure.add_shape(
                 type="rect",
                 xref=f"x{axis}",
                 yref=f"y{axis}",
-                x0=x - 0.45,
-                x1=x + 0.45,
-                y0=y - 0.45,
-                y1=y + 0.45,
+                xsizemode="pixel",
+                ysizemode="pixel",
+                xanchor=agents.index(highlight[1]),
+                yanchor=goldens.index(highlight[0]),
+                x0=-half,
+                x1=half,
+                y0=-half,
+                y1=half,
                 line={"color": "black", "width": 3},
             )
-    figure.update_yaxes(title_text="Golden session (id prefix)", row=1, col=1)
-    rows = max(int(frame.groupby("golden_set")["golden_session_id"].nunique().max() or 1), 1)
+    figure.update_yaxes(title_text="Golden session", row=(len(sets) + 1) // 2, col=1)
     figure.update_layout(
         title={"text": title, "subtitle": {"text": subtitle or ""}},
-        height=max(360, 220 + (CELL_PIXELS + 8) * rows),
-        margin={"t": 100, "l": 10, "r": 10, "b": 10},
-        legend={"title": {"text": "Cell status"}, "orientation": "h", "yanchor": "top", "y": -0.3},
+        height=max(360, 200 + sum((CELL_PIXELS + 10) * size + 70 for size in sizes)),
+        margin={"t": 100, "l": 10, "r": 10, "b": 70},
+        legend={
+            "title": {"text": "Cell status"},
+            "orientation": "h",
+            "yref": "container",
+            "yanchor": "bottom",
+            "y": 0,
+        },
         clickmode="event+select",
         dragmode=False,
     )

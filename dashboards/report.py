@@ -7,9 +7,9 @@ file opens from disk with no server and no network; `--pdf` prints the same file
 
 Sections: the headline rates of the period with their 95% intervals and the change's significance; their
 weekly trend (7-day periods); the skills whose correction rate got significantly worse (Benjamini-Hochberg
-q-value); the skill x dimension hotspots; the eval matrix and its regressions; the retention status. The
-rates follow `--as-of` (any day the marts hold); the skill, eval and retention marts exist only as of the
-build, and their sections say so.
+q-value); the skill x dimension hotspots; the eval matrix, each candidate against the pinned baseline and the
+regressions; the retention status. The rates follow `--as-of` (any day the marts hold); the skill, eval and
+retention marts exist only as of the build, and their sections say so.
 """
 
 from __future__ import annotations
@@ -296,11 +296,9 @@ def _evals(report: _Builder, f: Filters, built: str) -> None:
     if shown.empty:
         report.text("No finished replay.")
     else:
-        sets = shown["golden_set"].nunique()
-        height = 160 + charts.CELL_PIXELS * 1.4 * shown.groupby("golden_set")["golden_session_id"].nunique().max()
         figure = charts.eval_matrix(shown, title="Eval matrix: latest replay per golden session and agent config")
-        figure.update_layout(height=int(max(360, height)), width=max(700, 320 * sets))
         report.chart(figure, f"Data {built}")
+    _baseline(report, f)
     regressions = evals.eval_regressions(f.tenant)
     report.raw("<h3>Regressions</h3>")
     if regressions.empty:
@@ -311,8 +309,8 @@ def _evals(report: _Builder, f: Filters, built: str) -> None:
             [
                 {
                     "Golden set": row.golden_set,
-                    "Golden session": charts.short_id(row.golden_session_id),
-                    "Agent config": charts.short_id(row.agent_id),
+                    "Golden session": row.golden_session_label or charts.short_id(row.golden_session_id),
+                    "Agent config": row.agent_config_label or charts.short_id(row.agent_id),
                     "Replayed at (UTC)": f"{row.replayed_at:%Y-%m-%d %H:%M}",
                     "Accuracy": _percent(row.overall_accuracy),
                     "Before": _percent(row.previous_overall_accuracy),
@@ -322,6 +320,37 @@ def _evals(report: _Builder, f: Filters, built: str) -> None:
                 for row in regressions.itertuples()
             ],
             numbers=("Accuracy", "Before"),
+        )
+    )
+
+
+def _baseline(report: _Builder, f: Filters) -> None:
+    comparison = evals.eval_baseline_comparison(f.tenant)
+    report.raw("<h3>Candidates against the pinned baseline</h3>")
+    report.text(
+        "Over the golden sessions where both have a finished replay: cells better (the candidate passed where the "
+        "baseline failed), worse, the same; the pass-rate difference with its 95% (Newcombe) interval."
+    )
+    if comparison.empty:
+        report.text("No golden set has a baseline with a candidate beside it (seeds/eval_baselines.csv).")
+        return
+    report.raw(
+        _table(
+            [
+                {
+                    "Golden set": row.golden_set,
+                    "Candidate": row.agent_config_label,
+                    "Baseline": row.baseline_agent_config_label,
+                    "Better / worse / same": f"{row.cells_better} / {row.cells_worse} / {row.cells_same}",
+                    "Candidate pass rate": _percent(row.pass_rate),
+                    "Baseline pass rate": _percent(row.baseline_pass_rate),
+                    "Difference": f"{row.pass_rate_difference * 100:+.1f} pp",
+                    "95% CI": _change_interval(row.pass_rate_difference_ci_low, row.pass_rate_difference_ci_high),
+                    "Significant": "yes" if row.is_significant_difference else "no",
+                }
+                for row in comparison.itertuples()
+            ],
+            numbers=("Candidate pass rate", "Baseline pass rate", "Difference"),
         )
     )
 

@@ -39,13 +39,16 @@ def mark_pending(figure: go.Figure, matrix: pd.DataFrame) -> go.Figure:
         if trace.customdata is None or len(trace.customdata) == 0:
             continue
         # customdata columns 3 and 4 are the golden session and the agent config (charts.eval_matrix)
+        column = len(trace.customdata[0])  # the note goes after charts.eval_matrix's own columns
         cell_notes = [notes.get((row[3], row[4]), NOTHING_PENDING) for row in trace.customdata]
         trace.customdata = [[*row, note] for row, note in zip(trace.customdata, cell_notes, strict=True)]
         trace.text = [
             mark if note == NOTHING_PENDING else f"{mark}{PENDING_MARK}"
             for mark, note in zip(trace.text, cell_notes, strict=True)
         ]
-        trace.hovertemplate = trace.hovertemplate.replace("<extra></extra>", "<br>%{customdata[6]}<extra></extra>")
+        trace.hovertemplate = trace.hovertemplate.replace(
+            "<extra></extra>", f"<br>%{{customdata[{column}]}}<extra></extra>"
+        )
     return figure
 
 
@@ -59,8 +62,8 @@ with layout.section("Eval matrix"):
         st.caption(
             f"{len(waiting):,} cells have no finished replay yet (replays still running): "
             + "; ".join(
-                f"{row['golden_set']} · golden {charts.short_id(row['golden_session_id'])} · "
-                f"agent {charts.short_id(row['agent_id'])}, since {row['pending_since']:%Y-%m-%d %H:%M} UTC"
+                f"{row['golden_set']} · {row['golden_session_label']} · {row['agent_config_label']}, "
+                f"since {row['pending_since']:%Y-%m-%d %H:%M} UTC"
                 for _, row in waiting.iterrows()
             )
         )
@@ -111,7 +114,7 @@ with layout.section("Eval matrix"):
         def cell_label(cell: tuple[str, str]) -> str:
             row = by_cell.loc[cell]
             return (
-                f"{row['golden_set']} · golden {charts.short_id(cell[0])} · agent {charts.short_id(cell[1])} "
+                f"{row['golden_set']} · {row['golden_session_label']} · {row['agent_config_label']} "
                 f"· {row['cell_status']}" + (" · newer replay pending" if row["has_pending_replay"] else "")
             )
 
@@ -119,7 +122,8 @@ with layout.section("Eval matrix"):
         cell = by_cell.loc[(golden_session_id, agent_id)]
         accuracy = cell["overall_accuracy"]
         st.container(key="eval_cell_detail").markdown(
-            f"**{cell['cell_status']}** · golden session `{golden_session_id}` · agent config `{agent_id}` · "
+            f"**{cell['cell_status']}** · golden session {cell['golden_session_label']} (`{golden_session_id}`) · "
+            f"agent config {cell['agent_config_label']} (`{agent_id}`) · "
             f"replay `{cell['replay_session_id']}` on {cell['replayed_at']:%Y-%m-%d %H:%M} UTC · accuracy "
             + ("n/a" if pd.isna(accuracy) else f"{accuracy:.1%}")
             + (
@@ -192,6 +196,9 @@ with layout.section("Regressions"):
             "eval_regressions",
             hide_index=True,
             column_config={
+                "golden_set": "Golden set",
+                "golden_session_label": "Golden session",
+                "agent_config_label": "Agent config",
                 "replayed_at": st.column_config.DatetimeColumn("Replayed at (UTC)", format="YYYY-MM-DD HH:mm"),
                 "overall_accuracy": st.column_config.NumberColumn("Accuracy", format="percent"),
                 "previous_overall_accuracy": st.column_config.NumberColumn("Previous accuracy", format="percent"),
@@ -200,10 +207,55 @@ with layout.section("Regressions"):
             },
         )
 
+st.subheader("Candidates against the pinned baseline")
+with layout.section("Baseline comparison"):
+    comparison = queries.eval_baseline_comparison(f.tenant)
+    if comparison.empty:
+        st.info(
+            "No candidate to compare: no golden set has a baseline (seed eval_baselines) with finished replays "
+            "beside a candidate's for these filters."
+        )
+    else:
+        st.caption(
+            "Over the golden sessions where both have a finished replay: cells better (the candidate passed where "
+            "the baseline failed), worse, the same; the pass-rate difference with its 95% interval (Newcombe), "
+            "significant when the interval excludes 0. The baseline of each set is named in seeds/eval_baselines.csv."
+        )
+        layout.table(
+            comparison.assign(
+                difference_ci=[
+                    f"{low * 100:+.1f} to {high * 100:+.1f} pp"
+                    for low, high in zip(
+                        comparison["pass_rate_difference_ci_low"],
+                        comparison["pass_rate_difference_ci_high"],
+                        strict=True,
+                    )
+                ]
+            ).drop(columns=["pass_rate_difference_ci_low", "pass_rate_difference_ci_high"]),
+            "eval_baseline_comparison",
+            hide_index=True,
+            column_config={
+                "golden_set": "Golden set",
+                "tenant_name": "Tenant",
+                "agent_config_label": "Candidate",
+                "baseline_agent_config_label": "Baseline",
+                "compared_cells": "Cells compared",
+                "cells_better": "Better",
+                "cells_worse": "Worse",
+                "cells_same": "Same",
+                "pass_rate": st.column_config.NumberColumn("Candidate pass rate", format="percent"),
+                "baseline_pass_rate": st.column_config.NumberColumn("Baseline pass rate", format="percent"),
+                "pass_rate_difference": st.column_config.NumberColumn("Difference", format="percent"),
+                "difference_ci": "95% CI of the difference",
+                "is_significant_difference": st.column_config.CheckboxColumn("Significant"),
+            },
+        )
+
 st.subheader("Accuracy and pass rate per golden set and agent config")
 with layout.section("Eval trends"):
     trend = queries.eval_trend(f.start, f.end, f.retained, f.tenant)
-    trend = trend.assign(agent=trend["agent_id"].map(charts.short_id))
+    names = charts.distinct_labels(queries.eval_matrix(f.tenant), "agent_id", "agent_config_label")
+    trend = trend.assign(agent=[names.get(agent, charts.short_id(agent)) for agent in trend["agent_id"]])
     for measure, label in (("pass_rate", "Pass rate (% of replays)"), ("mean_accuracy", "Mean accuracy (0 to 1)")):
         charts.show(
             trend.dropna(subset=[measure]),

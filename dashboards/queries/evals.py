@@ -17,7 +17,8 @@ def eval_matrix(tenant: str | None) -> pd.DataFrame:
         select golden_set, golden_session_id, agent_id, replay_session_id, replayed_at, passed, overall_accuracy,
                cell_status, failed_dimension_names, divergence_count, previous_passed, previous_overall_accuracy,
                replays_in_window, passes_in_window, flips_in_window, has_pending_replay, pending_replay_session_id,
-               latest_pending_at, pending_since
+               latest_pending_at, pending_since, tenant_name, golden_session_label, agent_config_label, is_baseline,
+               versus_baseline
         from marts.eval_matrix
         where $tenant is null or tenant = $tenant
         order by golden_set, golden_session_id, agent_id
@@ -57,11 +58,14 @@ def eval_cell_history(golden_session_id: str, agent_id: str) -> pd.DataFrame:
 def eval_regressions(tenant: str | None) -> pd.DataFrame:
     return _query(
         """
-        select golden_set, golden_session_id, agent_id, replayed_at, overall_accuracy, previous_overall_accuracy,
-               accuracy_change, failed_dimension_names, divergence_count, has_pending_replay
-        from marts.eval_regressions
-        where $tenant is null or tenant = $tenant
-        order by replayed_at desc
+        select regressions.golden_set, cells.golden_session_label, cells.agent_config_label, regressions.replayed_at,
+               regressions.overall_accuracy, regressions.previous_overall_accuracy, regressions.accuracy_change,
+               regressions.failed_dimension_names, regressions.divergence_count, regressions.has_pending_replay,
+               regressions.golden_session_id, regressions.agent_id
+        from marts.eval_regressions as regressions
+        left join marts.eval_matrix as cells using (golden_session_id, agent_id)
+        where $tenant is null or regressions.tenant = $tenant
+        order by regressions.replayed_at desc
         """,
         {"tenant": tenant},
     )
@@ -85,4 +89,20 @@ def eval_trend(start: dt.date, end: dt.date, retained: bool, tenant: str | None)
             "floor": floor("replay_sessions", retained),
             "tenant_filter": tenant or ALL_MEMBERS,
         },
+    )
+
+
+@_cached
+def eval_baseline_comparison(tenant: str | None) -> pd.DataFrame:
+    """Each candidate agent config against its golden set's pinned baseline (seed eval_baselines)."""
+    return _query(
+        """
+        select golden_set, tenant_name, agent_config_label, baseline_agent_config_label, compared_cells,
+               cells_better, cells_worse, cells_same, pass_rate, baseline_pass_rate, pass_rate_difference,
+               pass_rate_difference_ci_low, pass_rate_difference_ci_high, is_significant_difference
+        from marts.eval_baseline_comparison
+        where $tenant is null or tenant = $tenant
+        order by golden_set, tenant_name, agent_config_label
+        """,
+        {"tenant": tenant},
     )

@@ -457,17 +457,19 @@ def test_eval_cell_drill_down_follows_the_chosen_cell(use_warehouse, demo: DemoW
     use_warehouse(demo.db)
     with duckdb.connect(str(demo.db), read_only=True) as con:
         cells = con.execute(
-            "select golden_session_id, agent_id, cell_status, replay_session_id from marts.eval_matrix"
+            "select golden_session_id, agent_id, cell_status, replay_session_id, golden_session_label, "
+            "agent_config_label from marts.eval_matrix"
         ).fetchall()
     app = run_page(page("evals"))
     detail = "\n".join(markdown.value for markdown in app.markdown)
     assert "**pass** · golden session" not in detail, "the cell shown first is one that does not pass"
 
-    golden, agent, _, replay = next(cell for cell in cells if cell[2] == "pass")
+    golden, agent, _, replay, golden_label, agent_label = next(cell for cell in cells if cell[2] == "pass")
     app.selectbox(key="eval_cell").set_value((golden, agent)).run()
     assert_no_exception(app)
     detail = "\n".join(markdown.value for markdown in app.markdown)
-    assert f"**pass** · golden session `{golden}` · agent config `{agent}`" in detail
+    # by name, with the id beside it
+    assert f"**pass** · golden session {golden_label} (`{golden}`) · agent config {agent_label} (`{agent}`)" in detail
     dimensions = app.dataframe[0].value
     assert list(dimensions.columns[:3]) == ["dimension", "score", "passed"] and dimensions["passed"].all()
     assert replay in detail

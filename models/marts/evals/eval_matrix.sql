@@ -17,6 +17,16 @@
 -- one (any pending replay, when there is none); it will decide the cell
 -- when it finishes. `tenant` is the one tenant key across sources, with its
 -- display name (int_tenants__mapped); tenant_id is the workspace's uuid.
+-- Names (docs/metrics.md (part 2), "Names"): agent_config_name and _label
+-- (int_evals__agent_configs), golden_session_label
+-- (int_evals__golden_sessions). The pinned baseline (seed eval_baselines)
+-- names an agent config per golden set; baseline_agent_id is the tenant's
+-- agent config of that name (two of one name: the one replayed last on the
+-- set, then the smaller id). versus_baseline compares the latest finished
+-- outcomes of this cell and of the baseline's cell on the same golden
+-- session: `better` (this one passed, the baseline failed), `worse`, `same`;
+-- null on the baseline's own cells, when the set has no baseline, or when
+-- either cell has no finished replay.
 
 {%- set flaky_window = var('flaky_window', 5) | int %}
 {%- if flaky_window < 1 %}
@@ -30,6 +40,18 @@ with replay_outcomes as (
 tenants as (
     select * from {{ ref('int_tenants__mapped') }}
     where source_system = 'workspace'
+),
+
+agent_configs as (
+    select * from {{ ref('int_evals__agent_configs') }}
+),
+
+golden_sessions as (
+    select * from {{ ref('int_evals__golden_sessions') }}
+),
+
+baselines as (
+    select * from {{ ref('eval_baselines') }}
 ),
 
 golden_replays as (
@@ -236,6 +258,79 @@ classified as (
             else 'fail'
         end as cell_status
     from cells
+),
+
+named as (
+    select
+        classified.*,
+        agent_configs.agent_config_name,
+        coalesce(
+            agent_configs.agent_config_label,
+            'agent ' || substring(classified.agent_id, 1, 8)
+        ) as agent_config_label,
+        coalesce(
+            golden_sessions.golden_session_label,
+            substring(classified.golden_session_id, 1, 8)
+        ) as golden_session_label
+    from classified
+    left join agent_configs
+        on classified.agent_id = agent_configs.agent_id
+    left join golden_sessions
+        on classified.golden_session_id = golden_sessions.golden_session_id
+),
+
+baseline_candidates as (
+    select
+        named.tenant_id,
+        named.golden_set,
+        named.agent_id,
+        row_number() over (
+            partition by named.tenant_id, named.golden_set
+            order by max(named.replayed_at) desc nulls last, named.agent_id
+        ) as baseline_rank
+    from named
+    inner join baselines
+        on
+            named.golden_set = baselines.golden_set
+            and named.agent_config_name = baselines.baseline_agent_config
+    group by named.tenant_id, named.golden_set, named.agent_id
+),
+
+baseline_agents as (
+    select
+        tenant_id,
+        golden_set,
+        agent_id as baseline_agent_id
+    from baseline_candidates
+    where baseline_rank = 1
+),
+
+compared as (
+    select
+        named.*,
+        baseline_agents.baseline_agent_id,
+        baseline_cells.passed as baseline_passed,
+        coalesce(named.agent_id = baseline_agents.baseline_agent_id, false) as is_baseline,
+        case
+            when
+                baseline_agents.baseline_agent_id is null
+                or named.agent_id = baseline_agents.baseline_agent_id
+                or named.passed is null
+                or baseline_cells.passed is null
+                then null
+            when named.passed = baseline_cells.passed then 'same'
+            when named.passed then 'better'
+            else 'worse'
+        end as versus_baseline
+    from named
+    left join baseline_agents
+        on
+            named.tenant_id is not distinct from baseline_agents.tenant_id
+            and named.golden_set = baseline_agents.golden_set
+    left join named as baseline_cells
+        on
+            named.golden_session_id = baseline_cells.golden_session_id
+            and baseline_agents.baseline_agent_id = baseline_cells.agent_id
 )
 
-select * from classified
+select * from compared

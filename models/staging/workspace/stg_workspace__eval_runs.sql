@@ -1,6 +1,7 @@
 -- One row per eval run over a golden set (raw.workspace_eval_runs, already
 -- unique on id): `name` becomes run_name, triggered_by lower-cased, the
--- per-session `results` kept as JSON.
+-- per-session `results` kept as JSON, the name of the agent config the run
+-- evaluated lifted out of it (`results.agent_config`, blank is none).
 
 with source as (
     select * from {{ source('workspace', 'workspace_eval_runs') }}
@@ -9,7 +10,8 @@ with source as (
 normalised as (
     select
         *,
-        lower(trim(triggered_by)) as triggered_by_normalised
+        lower(trim(triggered_by)) as triggered_by_normalised,
+        nullif(trim({{ json_extract_scalar('results', 'agent_config') }}), '') as agent_config_name
     from source
 ),
 
@@ -20,6 +22,7 @@ renamed as (
         name as run_name,
         set_name,
         agent_id,
+        agent_config_name,
         triggered_by_normalised as triggered_by,
         started_at,
         completed_at,

@@ -1,6 +1,7 @@
 -- One row per workspace session (raw.workspace_sessions, already unique on
 -- id): enums lower-cased and the eval metadata lifted out of the JSON
--- `metadata`: a golden session's `golden` object (set, promotion) and a
+-- `metadata`: a golden session's `golden` object (set, promotion, the
+-- snapshot's initial message) and a
 -- replay's `eval_source` and `eval_result` (dimensions, overall accuracy,
 -- divergences). Whether a replay passed is decided downstream.
 
@@ -18,6 +19,8 @@ normalised as (
         {{ text_to_utc_timestamp(json_extract_scalar('metadata', 'golden.promoted_at')) }}
             as golden_promoted_at,
         {{ json_extract_scalar('metadata', 'golden.promoted_by') }} as golden_promoted_by,
+        {{ json_extract_scalar('metadata', 'golden.snapshot.initial_message') }}
+            as golden_initial_message,
         {{ json_extract_scalar('metadata', 'eval_source') }} as eval_source_session_id,
         {{ json_extract_scalar('metadata', 'eval_source') }} is not null as is_replay,
         lower(trim({{ json_extract_scalar('metadata', 'eval_result.session_type') }}))
@@ -45,6 +48,7 @@ renamed as (
         golden_set,
         golden_promoted_at,
         golden_promoted_by,
+        golden_initial_message,
         eval_source_session_id,
         is_replay,
         eval_session_type,

@@ -1,0 +1,58 @@
+-- One row per golden session with a replay at or before the report instant
+-- (int_evals__replay_outcomes, has_golden_source): its set and the label the
+-- matrix shows (docs/metrics.md (part 2), "Names"): the first six words of
+-- its input snapshot's initial message (an ellipsis when there are more),
+-- with the id's first 8 characters added when another golden session of the
+-- same tenant and set begins with the same words; the id's first 8
+-- characters when the snapshot has no initial message.
+
+with replays as (
+    select * from {{ ref('int_evals__replay_outcomes') }}
+    where has_golden_source
+),
+
+sessions as (
+    select * from {{ ref('stg_workspace__sessions') }}
+),
+
+golden_sessions as (
+    select distinct
+        golden_session_id,
+        tenant_id,
+        golden_set
+    from replays
+),
+
+worded as (
+    select
+        golden_sessions.golden_session_id,
+        golden_sessions.tenant_id,
+        golden_sessions.golden_set,
+        {{ first_words('sessions.golden_initial_message', 6) }} as first_words
+    from golden_sessions
+    left join sessions
+        on golden_sessions.golden_session_id = sessions.session_id
+),
+
+counted as (
+    select
+        *,
+        count(*) over (partition by tenant_id, golden_set, first_words) as sessions_with_the_words
+    from worded
+),
+
+labelled as (
+    select
+        golden_session_id,
+        tenant_id,
+        golden_set,
+        case
+            when first_words is null then substring(golden_session_id, 1, 8)
+            when sessions_with_the_words > 1
+                then first_words || ' (' || substring(golden_session_id, 1, 8) || ')'
+            else first_words
+        end as golden_session_label
+    from counted
+)
+
+select * from labelled

@@ -1,0 +1,222 @@
+"""The semantic layer (models/marts/semantic/): `mf validate-configs` passes on the demo warehouse, and `mf query`
+gives the marts' numbers for the same window and grain (day, week, month; by surface, origin, skill, golden set
+and agent config, source).
+
+MetricFlow reads `<project>/target/semantic_manifest.json` and nothing else, so the dbt project is copied into
+a temporary folder and parsed there, against a copy of the demo warehouse (the shared one stays read-only for
+the other tests; dbt-duckdb opens its file for writing).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.support.dashboard import DemoWarehouse, copy_warehouse, demo_or_fail
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds")
+PRECISION = 6  # the marts round every rate to 6 decimals (macros/metrics/rate_columns.sql)
+
+
+class SemanticLayer:
+    def __init__(self, project: Path, db: Path) -> None:
+        self.project, self.db = project, db
+        self.env = {**os.environ, "FEEDBACK_DB": str(db), "DBT_PROJECT_DIR": str(project)}
+        self.env.pop("DBT_TARGET_PATH", None)
+
+    def mf(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(BIN / "mf"), *args], cwd=self.project, env=self.env, capture_output=True, text=True, timeout=600
+        )
+
+    def query(self, out: Path, *args: str) -> list[dict[str, str]]:
+        done = self.mf("query", *args, "--csv", str(out), "--quiet")
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        with out.open() as rows:
+            return list(csv.DictReader(rows))
+
+    def marts(self, sql: str) -> list[tuple]:
+        with duckdb.connect(str(self.db), read_only=True) as con:
+            return con.execute(sql).fetchall()
+
+
+@pytest.fixture(scope="module")
+def layer(tmp_path_factory: pytest.TempPathFactory) -> SemanticLayer:
+    demo: DemoWarehouse = demo_or_fail(tmp_path_factory.getbasetemp())
+    folder = tmp_path_factory.mktemp("semantic")
+    project = folder / "project"
+    project.mkdir()
+    for part in PROJECT_PARTS:
+        source = ROOT / part
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, project / part)
+    db = copy_warehouse(demo.db, folder / "semantic.duckdb")
+    layer = SemanticLayer(project, db)
+    parsed = subprocess.run(
+        [str(BIN / "dbt"), "parse", "--quiet", "--project-dir", str(project), "--profiles-dir", str(project)],
+        cwd=project,
+        env=layer.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert parsed.returncode == 0, parsed.stdout[-3000:] + parsed.stderr[-3000:]
+    assert (project / "target" / "semantic_manifest.json").exists()
+    return layer
+
+
+def rounded(value: str | float | None) -> float | None:
+    return None if value in (None, "") else round(float(value), PRECISION)
+
+
+def day(value: str) -> str:
+    return value[:10]
+
+
+def test_validate_configs_passes_against_the_warehouse(layer: SemanticLayer) -> None:
+    done = layer.mf("validate-configs")
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    for step in ("the semantics of built manifest", "semantic models against data warehouse", "metrics against data"):
+        assert f"Successfully validated {step}" in output, (step, output[-4000:])
+    assert "ERRORS: 0" in output and "ERROR:" not in output.replace("ERRORS: 0", "")
+
+
+def test_session_rates_per_day_and_surface_are_session_feedback_daily(layer: SemanticLayer, tmp_path: Path) -> None:
+    rows = layer.query(
+        tmp_path / "q.csv",
+        "--metrics", "session_positive_rate,session_skip_rate",
+        "--group-by", "metric_time__day,session_answer__surface",
+    )  # fmt: skip
+    got = {
+        (day(r["metric_time__day"]), r["session_answer__surface"]): (
+            rounded(r["session_positive_rate"]),
+            rounded(r["session_skip_rate"]),
+        )
+        for r in rows
+    }
+    marts = layer.marts(
+        "select cast(feedback_date as varchar), source, positive_rate, skip_rate from marts.session_feedback_daily"
+    )
+    expected = {(d, s): (rounded(p), rounded(k)) for d, s, p, k in marts}
+    assert len(expected) > 100 and got == expected
+
+
+def test_reaction_satisfaction_per_day_and_origin_is_reaction_satisfaction_daily(
+    layer: SemanticLayer, tmp_path: Path
+) -> None:
+    rows = layer.query(
+        tmp_path / "q.csv", "--metrics", "reaction_satisfaction", "--group-by", "metric_time__day,reaction__origin"
+    )
+    got = {(day(r["metric_time__day"]), r["reaction__origin"]): rounded(r["reaction_satisfaction"]) for r in rows}
+    marts = layer.marts(
+        "select cast(reaction_date as varchar), origin, satisfaction_rate from marts.reaction_satisfaction_daily"
+    )
+    expected = {(d, o): rounded(rate) for d, o, rate in marts}
+    assert len(expected) > 100 and got == expected
+
+
+def test_correction_rate_per_week_and_skill_is_skill_correction_weekly(layer: SemanticLayer, tmp_path: Path) -> None:
+    """Partials weigh 0.5 on both sides; the weekly mart sums the daily history, which equals the stored events
+    while nothing was purged (the demo warehouse)."""
+    rows = layer.query(
+        tmp_path / "q.csv",
+        "--metrics", "correction_rate,invocations",
+        "--group-by", "metric_time__week,analyzer_event__skill_id",
+    )  # fmt: skip
+    got = {
+        (day(r["metric_time__week"]), r["analyzer_event__skill_id"]): (
+            rounded(r["correction_rate"]),
+            int(r["invocations"]),
+        )
+        for r in rows
+    }
+    marts = layer.marts(
+        "select cast(week_start as varchar), skill_id, correction_rate, sample_size from marts.skill_correction_weekly"
+    )
+    expected = {(w, s): (rounded(rate), n) for w, s, rate, n in marts}
+    assert len(expected) > 50 and got == expected
+
+
+def test_eval_pass_rate_and_accuracy_per_day_set_and_config_are_eval_set_accuracy_trend(
+    layer: SemanticLayer, tmp_path: Path
+) -> None:
+    rows = layer.query(
+        tmp_path / "q.csv",
+        "--metrics", "eval_pass_rate,eval_mean_accuracy,finished_replays",
+        "--group-by", "metric_time__day,eval_replay__tenant,eval_replay__golden_set,eval_replay__agent_config",
+    )  # fmt: skip
+    got = {
+        (
+            day(r["metric_time__day"]),
+            r["eval_replay__tenant"],
+            r["eval_replay__golden_set"],
+            r["eval_replay__agent_config"],
+        ): (rounded(r["eval_pass_rate"]), rounded(r["eval_mean_accuracy"]), int(r["finished_replays"]))
+        for r in rows
+    }
+    marts = layer.marts(
+        """
+        select cast(trend.run_date as varchar), trend.tenant, trend.golden_set, configs.agent_config_label,
+               trend.pass_rate, trend.mean_accuracy, trend.replays
+        from marts.eval_set_accuracy_trend as trend
+        join intermediate.int_evals__agent_configs as configs using (agent_id)
+        """
+    )
+    expected = {(d, t, g, a): (rounded(p), rounded(m), n) for d, t, g, a, p, m, n in marts}
+    assert len(expected) > 20 and got == expected
+
+
+def test_monthly_session_positive_rate_sums_the_days(layer: SemanticLayer, tmp_path: Path) -> None:
+    """A month's rate is its successes over its trials (metric_rates_daily's `all` segment), not a mean of days."""
+    rows = layer.query(tmp_path / "q.csv", "--metrics", "session_positive_rate", "--group-by", "metric_time__month")
+    got = {day(r["metric_time__month"]): rounded(r["session_positive_rate"]) for r in rows}
+    marts = layer.marts(
+        """
+        select cast(date_trunc('month', metric_date) as date)::varchar, sum(successes) / sum(trials)
+        from marts.metric_rates_daily
+        where metric = 'session_positive_rate' and segment_type = 'all'
+        group by all
+        """
+    )
+    expected = {month: rounded(rate) for month, rate in marts}
+    assert len(expected) >= 6 and got == expected
+
+
+def test_signal_volume_per_day_and_source_is_feedback_signals_daily(layer: SemanticLayer, tmp_path: Path) -> None:
+    rows = layer.query(
+        tmp_path / "q.csv", "--metrics", "signal_volume", "--group-by", "metric_time__day,signal__source_system"
+    )
+    got = {(day(r["metric_time__day"]), r["signal__source_system"]): int(r["signal_volume"]) for r in rows}
+    marts = layer.marts(
+        "select cast(signal_date as varchar), source_system, sum(signals) "
+        "from marts.feedback_signals_daily group by all"
+    )
+    expected = {(d, s): int(n) for d, s, n in marts}
+    assert len(expected) > 100 and got == expected
+
+
+def test_the_weekly_report_saved_queries_run(layer: SemanticLayer, tmp_path: Path) -> None:
+    for name, columns in {
+        "weekly_headline_rates": {
+            "session_positive_rate",
+            "reaction_satisfaction",
+            "correction_rate",
+            "eval_pass_rate",
+        },
+        "weekly_correction_rate_by_skill": {"analyzer_event__skill_id", "correction_rate"},
+        "weekly_eval_pass_rate_by_config": {"eval_replay__golden_set", "eval_replay__agent_config", "eval_pass_rate"},
+        "weekly_reaction_satisfaction_by_origin": {"reaction__origin", "reaction_satisfaction"},
+    }.items():
+        rows = layer.query(tmp_path / f"{name}.csv", "--saved-query", name)
+        assert len(rows) >= 10 and columns <= set(rows[0]), (name, rows[:1])
