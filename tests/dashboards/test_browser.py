@@ -21,8 +21,6 @@ import pytest
 
 from tests.support.dashboard import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     IDLE,
     PAGES,
     ROOT,
@@ -30,11 +28,11 @@ from tests.support.dashboard import (
     DashboardPage,
     DashboardServer,
     DemoWarehouse,
+    chromium,
     copy_warehouse,
     demo_or_fail,
     start_dashboard,
 )
-from tests.support.environment import unavailable
 from warehouse.location import serving_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -42,24 +40,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 LOAD_TIMEOUT_MS = 60_000
 
 
-def _unavailable(reason: str) -> None:
-    unavailable("browser", reason)
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("the playwright package is not installed (pip install -e '.[dev]')")
-    if not CHROMIUM.exists():
-        _unavailable(f"chromium not found at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.support.dashboard import CHROMIUM, CHROMIUM_ARGS, DemoWarehouse, demo_or_fail
-from tests.support.environment import unavailable
+from tests.support.dashboard import DemoWarehouse, chromium, demo_or_fail
 from tests.support.ingest import cli_env, run_cli
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -34,18 +33,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("browser", "the playwright package is not installed (pip install -e '.[dev]')")
-    if not CHROMIUM.exists():
-        unavailable("browser", f"chromium not found at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 def report(db: Path, out: Path, *args: str) -> tuple[int, str]:

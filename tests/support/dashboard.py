@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +26,7 @@ import duckdb
 from streamlit.testing.v1 import AppTest
 
 from operations.serving import publish
-from tests.support.environment import free_port
+from tests.support.environment import free_port, unavailable
 from warehouse.location import serving_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +55,24 @@ IDLE = """() => {
     if (document.querySelector('[data-testid="stSkeleton"], [data-stale="true"]')) return false;
     return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'));
 }"""
+
+
+@contextmanager
+def chromium() -> Iterator[object]:
+    """Debian's chromium driven by Playwright, for a test module's browser fixture; a missing playwright or
+    chromium skips the test (fails it under CI)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("browser", "the playwright package is not installed (pip install -e '.[dev]')")
+    if not CHROMIUM.exists():
+        unavailable("browser", f"chromium not found at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 @dataclass(frozen=True)

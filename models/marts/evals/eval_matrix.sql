@@ -263,15 +263,10 @@ classified as (
 named as (
     select
         classified.*,
+        -- every golden replay's agent config and golden session has its name there
         agent_configs.agent_config_name,
-        coalesce(
-            agent_configs.agent_config_label,
-            'agent ' || substring(classified.agent_id, 1, 8)
-        ) as agent_config_label,
-        coalesce(
-            golden_sessions.golden_session_label,
-            substring(classified.golden_session_id, 1, 8)
-        ) as golden_session_label
+        agent_configs.agent_config_label,
+        golden_sessions.golden_session_label
     from classified
     left join agent_configs
         on classified.agent_id = agent_configs.agent_id

@@ -33,11 +33,8 @@ finished_golden_replays as (
         replay_outcomes.replayed_at,
         replay_outcomes.passed,
         replay_outcomes.overall_accuracy,
-        cast(replay_outcomes.replayed_at as date) as run_date,
-        coalesce(
-            agent_configs.agent_config_label,
-            'agent ' || substring(replay_outcomes.agent_id, 1, 8)
-        ) as agent_config_label
+        agent_configs.agent_config_label,
+        cast(replay_outcomes.replayed_at as date) as run_date
     from replay_outcomes
     left join tenants
         on replay_outcomes.tenant_id = tenants.source_tenant_id
