@@ -7,9 +7,11 @@ import os
 from pathlib import Path
 
 import click
+import duckdb
 
 from cli.options import db_option, existing_warehouse, parse_cli_as_of, quiet_option
 from operations.export import export as export_relations
+from warehouse.errors import UserError
 from warehouse.export_format import FORMATS
 
 
@@ -67,10 +69,22 @@ def report(out: Path, as_of: str | None, period_days: str, tenant: str | None, p
     # is right for one report)
     caching = logging.getLogger("streamlit.runtime.caching.cache_data_api")
     caching.addFilter(lambda record: "No runtime found" not in record.getMessage())
+    from dashboards.data import WarehouseUnavailable
     from dashboards.report import build_report, print_pdf, write  # imports Streamlit and Plotly: only here
 
-    made = build_report(as_of=day, period_days=int(period_days), tenant=tenant)
-    write(out, made.html)
+    try:
+        made = build_report(as_of=day, period_days=int(period_days), tenant=tenant)
+    except WarehouseUnavailable as exc:  # a serving file held by a foreign writer, or one that lacks a mart
+        raise UserError(f"cannot read the serving file of {path}: {exc}") from None
+    except duckdb.Error as exc:  # published by an older version: a mart or a column of this one is missing
+        first = str(exc).strip().splitlines()[0]
+        raise UserError(
+            f"the serving file of {path} lacks what this version reports ({first}): run `feedback-analytics build`"
+        ) from None
+    try:
+        write(out, made.html)
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     click.echo(f"wrote {out} ({len(made.html) / 1e6:.1f} MB, {made.charts} charts, data as of {made.as_of})")
     if pdf:
         print_pdf(out, out.with_suffix(".pdf"))

@@ -248,14 +248,14 @@ VERSUS_BASELINE = {
 
 def distinct_labels(cells: pd.DataFrame, id_column: str, label_column: str) -> dict[str, str]:
     """id -> the label to show, unique among these cells: the marts' label (unique within a tenant), then
-    the tenant's name, then the id's first characters when two ids still read the same."""
+    the tenant's name, then the id when two ids still read the same."""
     first = cells.drop_duplicates(id_column).set_index(id_column)
     labels = first[label_column].astype(str)
     if "tenant_name" in first and labels.duplicated(keep=False).any():
         clashing = labels.duplicated(keep=False)
         labels = labels.where(~clashing, labels + " · " + first["tenant_name"].fillna("?").astype(str))
     clashing = labels.duplicated(keep=False)
-    labels = labels.where(~clashing, labels + " (" + labels.index.map(short_id) + ")")
+    labels = labels.where(~clashing, labels + " (" + labels.index.map(str) + ")")
     return labels.to_dict()
 
 

@@ -84,8 +84,8 @@ def section(name: str) -> Iterator[None]:
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """A frame as CSV the way `feedback-analytics export` writes it (warehouse/export_format.py): timestamps
-    as UTC ISO 8601 with a Z, no index."""
+    """A frame as CSV, its timestamps as `feedback-analytics export` writes them (warehouse/export_format.py:
+    UTC ISO 8601 with a Z), no index; other values as pandas writes them (booleans `True`, not `true`)."""
     frame = frame.copy()
     for column in frame.columns:
         values = frame[column]

@@ -232,7 +232,8 @@ def _skills(report: _Builder, built: str) -> None:
     report.heading(
         "Skills that got significantly worse",
         f"Correction rate of the last {window} days against the {window} days before, two-proportion z-test, "
-        f"significant at q < 0.05 after the Benjamini-Hochberg correction over every skill tested; {built}. "
+        "significant after the Benjamini-Hochberg correction over every skill tested (q at most var "
+        f"trend_significance_level, 0.05 unless the build set another); {built}. "
         "Analyzer events carry no tenant: all tenants.",
     )
     if worse.empty:
@@ -308,6 +309,7 @@ def _evals(report: _Builder, f: Filters, built: str) -> None:
         _table(
             [
                 {
+                    "Tenant": row.tenant_name or "",
                     "Golden set": row.golden_set,
                     "Golden session": row.golden_session_label or charts.short_id(row.golden_session_id),
                     "Agent config": row.agent_config_label or charts.short_id(row.agent_id),
@@ -338,6 +340,7 @@ def _baseline(report: _Builder, f: Filters) -> None:
         _table(
             [
                 {
+                    "Tenant": row.tenant_name or "",
                     "Golden set": row.golden_set,
                     "Candidate": row.agent_config_label,
                     "Baseline": row.baseline_agent_config_label,
@@ -435,24 +438,24 @@ def print_pdf(page: Path, pdf: Path, *, timeout: float = 120) -> None:
     if not CHROMIUM.exists():
         raise UserError(f"--pdf needs chromium at {CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM")
     partial = pdf.with_name(f".{pdf.name}.printing")
-    done = subprocess.run(
-        [
-            str(CHROMIUM),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-pdf-header-footer",
-            "--run-all-compositor-stages-before-draw",
-            "--virtual-time-budget=20000",
-            f"--print-to-pdf={partial}",
-            page.resolve().as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    command = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-pdf-header-footer",
+        "--run-all-compositor-stages-before-draw",
+        "--virtual-time-budget=20000",
+        f"--print-to-pdf={partial}",
+        page.resolve().as_uri(),
+    ]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
+        )
+    except (subprocess.TimeoutExpired, OSError) as exc:
+        partial.unlink(missing_ok=True)
+        raise UserError(f"chromium could not print {page} to PDF: {exc}") from None
     if done.returncode != 0 or not partial.exists() or partial.stat().st_size == 0:
         partial.unlink(missing_ok=True)
         detail = (done.stderr or done.stdout).strip().splitlines()

@@ -94,7 +94,10 @@ def export(db: str | os.PathLike[str] | None, names: Sequence[str], fmt: str, ou
             )
         if out.exists() and not out.is_dir():
             raise UserError(f"--out {out} is a file: give a folder", exit_code=2)
-        out.mkdir(parents=True, exist_ok=True)
-        return [_write(con, name, fmt, out) for name in dict.fromkeys(names)]
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            return [_write(con, name, fmt, out) for name in dict.fromkeys(names)]
+        except (OSError, duckdb.IOException) as exc:
+            raise UserError(f"cannot write to {out}: {exc}") from None
     finally:
         con.close()

@@ -196,6 +196,7 @@ with layout.section("Regressions"):
             "eval_regressions",
             hide_index=True,
             column_config={
+                "tenant_name": "Tenant",
                 "golden_set": "Golden set",
                 "golden_session_label": "Golden session",
                 "agent_config_label": "Agent config",

@@ -58,7 +58,8 @@ def eval_cell_history(golden_session_id: str, agent_id: str) -> pd.DataFrame:
 def eval_regressions(tenant: str | None) -> pd.DataFrame:
     return _query(
         """
-        select regressions.golden_set, cells.golden_session_label, cells.agent_config_label, regressions.replayed_at,
+        select cells.tenant_name, regressions.golden_set, cells.golden_session_label, cells.agent_config_label,
+               regressions.replayed_at,
                regressions.overall_accuracy, regressions.previous_overall_accuracy, regressions.accuracy_change,
                regressions.failed_dimension_names, regressions.divergence_count, regressions.has_pending_replay,
                regressions.golden_session_id, regressions.agent_id

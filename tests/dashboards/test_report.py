@@ -10,8 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.support.dashboard import DemoWarehouse, chromium, demo_or_fail
+from tests.support.dashboard import DemoWarehouse, chromium, copy_warehouse, demo_or_fail
 from tests.support.ingest import cli_env, run_cli
+from warehouse.location import serving_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -165,4 +166,16 @@ def test_a_wrong_option_gets_one_line(
 ) -> None:
     done = run_cli("report", "--db", demo.db, "--out", tmp_path / "r.html", *args, env=cli_env())
     assert done.returncode == 2 and done.stderr.startswith(expected) and done.stderr.count("\n") == 1, done.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_serving_file_from_an_older_version_gets_one_line(demo: DemoWarehouse, tmp_path: Path) -> None:
+    """A serving file published before a mart existed (say, by the previous version): rebuild, says one line."""
+    db = copy_warehouse(demo.db, tmp_path / "older.duckdb")
+    with duckdb.connect(str(serving_path(db))) as con:
+        con.execute("drop table marts.eval_baseline_comparison")
+    done = run_cli("report", "--db", db, "--out", tmp_path / "r.html", env=cli_env())
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: cannot read the serving file of {db}: ")
+    assert "eval_baseline_comparison" in done.stderr and "`feedback-analytics build`" in done.stderr
     assert not (tmp_path / "r.html").exists()

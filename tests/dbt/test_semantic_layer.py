@@ -215,7 +215,12 @@ def test_the_weekly_report_saved_queries_run(layer: SemanticLayer, tmp_path: Pat
             "eval_pass_rate",
         },
         "weekly_correction_rate_by_skill": {"analyzer_event__skill_id", "correction_rate"},
-        "weekly_eval_pass_rate_by_config": {"eval_replay__golden_set", "eval_replay__agent_config", "eval_pass_rate"},
+        "weekly_eval_pass_rate_by_config": {
+            "eval_replay__tenant",
+            "eval_replay__golden_set",
+            "eval_replay__agent_config",
+            "eval_pass_rate",
+        },
         "weekly_reaction_satisfaction_by_origin": {"reaction__origin", "reaction_satisfaction"},
     }.items():
         rows = layer.query(tmp_path / f"{name}.csv", "--saved-query", name)

@@ -4,9 +4,9 @@
 -- - agent_config_name: from the latest eval run started at or before as_of
 --   (by started_at, then run id) that names it (`results.agent_config`);
 --   null when none does.
--- - agent_config_label: the name; the name and the id's first 8 characters
---   when another agent config of the same tenant carries the same name;
---   `agent <first 8 characters of the id>` when no run names it.
+-- - agent_config_label: the name; the name and the id in parentheses when
+--   another agent config of the same tenant carries the same name; the id
+--   when no run names it. Ids are unique, so labels are unique per tenant.
 
 with runs as (
     select * from {{ ref('stg_workspace__eval_runs') }}
@@ -72,9 +72,8 @@ labelled as (
         tenant_id,
         agent_config_name,
         case
-            when agent_config_name is null then 'agent ' || substring(agent_id, 1, 8)
-            when agents_with_the_name > 1
-                then agent_config_name || ' (' || substring(agent_id, 1, 8) || ')'
+            when agent_config_name is null then agent_id
+            when agents_with_the_name > 1 then agent_config_name || ' (' || agent_id || ')'
             else agent_config_name
         end as agent_config_label
     from named

@@ -1,10 +1,10 @@
 -- One row per golden session with a replay at or before the report instant
 -- (int_evals__replay_outcomes, has_golden_source): its set and the label the
 -- matrix shows (docs/metrics.md (part 2), "Names"): the first six words of
--- its input snapshot's initial message (an ellipsis when there are more),
--- with the id's first 8 characters added when another golden session of the
--- same tenant and set begins with the same words; the id's first 8
--- characters when the snapshot has no initial message.
+-- its input snapshot's initial message (an ellipsis when there are more; at
+-- most 60 characters, macro first_words), with the id in parentheses when
+-- another golden session of the same tenant and set begins with the same
+-- words; the id when the snapshot has no initial message.
 
 with replays as (
     select * from {{ ref('int_evals__replay_outcomes') }}
@@ -47,9 +47,8 @@ labelled as (
         tenant_id,
         golden_set,
         case
-            when first_words is null then substring(golden_session_id, 1, 8)
-            when sessions_with_the_words > 1
-                then first_words || ' (' || substring(golden_session_id, 1, 8) || ')'
+            when first_words is null then golden_session_id
+            when sessions_with_the_words > 1 then first_words || ' (' || golden_session_id || ')'
             else first_words
         end as golden_session_label
     from counted
