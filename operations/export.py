@@ -1,9 +1,11 @@
 """`feedback-analytics export`: marts and retained views as CSV or Parquet files for other tools.
 
-Any relation of the warehouse's `marts` schema can be exported by name: the
-marts, the `retained_*` views (what the retention policies keep as of the
-build's report instant) and the `stored_*` views. Rows are read from the
-warehouse (read-only; a running writer is waited out like any reader) and
+Any relation of the `marts` schema can be exported by name: the marts, the
+`retained_*` views (what the retention policies keep as of the build's
+report instant) and the `stored_*` views. Rows are read from the
+warehouse's serving file (operations/serving.py: what the last successful
+build published), never from the warehouse file itself, so an export
+neither waits for nor holds up ingest, purge, build or forget. They are
 written as `<out>/<name>.<format>`, first under a temporary name that is
 renamed into place, so a reader of the folder never sees half a file.
 warehouse/export_format.py says how timestamps, dates and numbers look.
@@ -18,9 +20,9 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.connection import connect
 from warehouse.errors import UserError
 from warehouse.export_format import CSV_TIMESTAMP, FORMATS
+from warehouse.location import serving_path
 from warehouse.sql import quote, sql_literal
 
 SCHEMA = "marts"
@@ -35,7 +37,7 @@ class Exported:
 
 
 def exportable(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The names `export` accepts: every table and view of the warehouse's marts schema."""
+    """The names `export` accepts: every table and view of the serving file's marts schema."""
     rows = con.execute(
         "select table_name from information_schema.tables where table_catalog = current_database() "
         "and table_schema = ? order by table_name",
@@ -78,15 +80,33 @@ def _write(con: duckdb.DuckDBPyConnection, name: str, fmt: str, out: Path) -> Ex
     return Exported(name, final, rows)
 
 
+def _open_serving(db: str | os.PathLike[str] | None) -> duckdb.DuckDBPyConnection:
+    """The serving file, read-only (a publish renames a new file over it: this connection keeps the one it
+    opened), in UTC."""
+    path = serving_path(db)
+    if not path.is_file():
+        raise UserError(
+            f"no serving file {path}: the warehouse was never built (or only by an older version); "
+            "run `feedback-analytics build` first"
+        )
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise UserError(f"cannot read the serving file {path}: {first}") from None
+    con.execute("set TimeZone = 'UTC'")
+    return con
+
+
 def export(db: str | os.PathLike[str] | None, names: Sequence[str], fmt: str, out: Path) -> list[Exported]:
     """Write each named relation to `out` in `fmt` (see the module's note); unknown names fail before any file."""
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}", exit_code=2)
-    con = connect(db, read_only=True)
+    con = _open_serving(db)
     try:
         valid = exportable(con)
         if not valid:
-            raise UserError("the warehouse has no marts yet: run `feedback-analytics build` first")
+            raise UserError(f"the serving file {serving_path(db)} holds no marts: run `feedback-analytics build`")
         unknown = [name for name in names if name not in valid]
         if unknown:
             raise UserError(

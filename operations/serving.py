@@ -1,15 +1,19 @@
 """The serving file: what the dashboard reads, published atomically after each successful build.
 
 The warehouse file has one writer at a time (ingest, purge, build, forget) and
-DuckDB lets no other process read it meanwhile. The dashboard therefore reads
-a file of its own, `<warehouse stem>.serving.duckdb` beside the warehouse
-(`warehouse.location.serving_path`): the relations of the `marts` schema that
-the dashboard's pages read, as models/exposures.yml declares them (tables,
-and the `retained_*`/`stored_*` views as tables of their rows; a mart no page
-reads, such as the 10M-row feedback_signals, stays in the warehouse for SQL
-and exports), and one row of warehouse status (`serving.publish_info`: when
-it was published, from which warehouse and engine, when data last arrived,
-the raw tables).
+DuckDB lets no other process read it meanwhile. Every reader of the numbers
+(the dashboard, `report`, `export`, MetricFlow's `mf`) therefore reads a
+file of its own, `<warehouse stem>.serving.duckdb` beside the warehouse
+(`warehouse.location.serving_path`): every relation of the `marts` schema
+(the marts, the `stored_*` and `retained_*` views) and one row of warehouse
+status (`serving.publish_info`: when it was published, from which warehouse
+and engine, when data last arrived, the raw tables).
+
+A mart table is copied as a table. A view is kept a view, with the very SQL
+dbt compiled for it, when every relation it reads is published too (the
+`retained_*` views of analyzer events and turn reactions read only their
+`stored_*` view: no row is copied twice); any other view is copied as a
+table of its rows.
 
 `publish` writes it under a temporary name beside the final one, checkpoints
 and fsyncs it, renames it over the old one (atomic on POSIX) and fsyncs the
@@ -24,7 +28,9 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import yaml
 
 from warehouse.connection import lock_wait_seconds, wait_out_lock
 from warehouse.durable import fsync
@@ -42,8 +47,11 @@ from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote, sql_literal
 
 TEMPORARY_MARK = ".publishing-"
-EXPOSURES = Path(__file__).resolve().parents[1] / "models" / "exposures.yml"
 SOURCE = "published_from"  # the warehouse, attached read-only (not a name DuckDB gives a file of ours)
+
+
+# the query of a CREATE VIEW statement as DuckDB stores it (duckdb_views().sql)
+VIEW_QUERY = re.compile(r"(?is)^\s*create\s+view\s+\S+\s+as\s+(?P<query>.*?);?\s*$")
 
 
 @dataclass(frozen=True)
@@ -81,21 +89,73 @@ def _names(con: duckdb.DuckDBPyConnection, schema: str) -> list[str]:
     return [name for (name,) in rows]
 
 
-def served_marts(exposures: Path = EXPOSURES) -> set[str]:
-    """The marts the dashboard reads: every `ref('...')` an exposure (one per page) depends on."""
-    declared = yaml.safe_load(exposures.read_text())["exposures"]
-    refs = (item for exposure in declared for item in exposure.get("depends_on", []))
-    return {ref.split("'")[1] for ref in refs if ref.startswith("ref(")}
+def _relations_read(con: duckdb.DuckDBPyConnection, query: str) -> set[tuple[str, str]]:
+    """(schema, name) of every relation a query reads, from DuckDB's own parse tree (CTE names carry no
+    schema: dbt qualifies every relation it compiles)."""
+    tree = json.loads(con.execute("select json_serialize_sql(?)", [query]).fetchall()[0][0])
+    if tree.get("error"):
+        raise ValueError(tree.get("error_message", "unparsable view"))
+    found: set[tuple[str, str]] = set()
+    stack: list = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("type") == "BASE_TABLE" and node.get("schema_name"):
+                found.add((node["schema_name"], node["table_name"]))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def _views(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, set[tuple[str, str]] | None]]:
+    """The attached warehouse's marts views: name -> (CREATE VIEW statement, relations its query reads, or
+    None when the statement cannot be taken apart)."""
+    rows = con.execute(
+        "select view_name, sql from duckdb_views() where database_name = ? and schema_name = 'marts'", [SOURCE]
+    ).fetchall()
+    views = {}
+    for name, statement in rows:
+        query = VIEW_QUERY.match(statement or "")
+        try:
+            read = _relations_read(con, query["query"]) if query else None
+        except (ValueError, duckdb.Error):
+            read = None
+        views[name] = (statement, read)
+    return views
 
 
 def _copy(con: duckdb.DuckDBPyConnection, engine: str) -> tuple[int, int]:
-    """The served marts relations of the attached warehouse as tables, and the status row; (relations, rows)."""
-    served = served_marts()
-    relations = [name for name in _names(con, "marts") if name in served]
+    """Every relation of the attached warehouse's marts schema (see the module's note), and the status row;
+    (relations, rows)."""
+    names = _names(con, "marts")
+    views = _views(con)
+    # a view stays a view when everything it reads is a mart, itself published (as a table or a view)
+    kept = {
+        name
+        for name, (_, read) in views.items()
+        if read and all(schema == "marts" and relation in names for schema, relation in read)
+    }
     con.execute("create schema marts")
     rows = 0
-    for name in relations:
-        con.execute(f"create table marts.{quote(name)} as select * from {SOURCE}.marts.{quote(name)}")
+    for name in names:
+        if name not in kept:
+            con.execute(f"create table marts.{quote(name)} as select * from {SOURCE}.marts.{quote(name)}")
+    pending = sorted(kept)
+    while pending:  # views over views: create each once what it reads exists
+        created = []
+        for name in pending:
+            try:
+                con.execute(views[name][0])
+            except duckdb.CatalogException:
+                continue
+            created.append(name)
+        if not created:  # cannot happen for views dbt built (their relations exist): copy the rows instead
+            for name in pending:
+                con.execute(f"create table marts.{quote(name)} as select * from {SOURCE}.marts.{quote(name)}")
+            break
+        pending = [name for name in pending if name not in created]
+    for name in names:
         rows += con.execute(f"select count(*) from marts.{quote(name)}").fetchall()[0][0]
     raw = _names(con, "raw")
     last_loaded = (
@@ -117,10 +177,10 @@ def _copy(con: duckdb.DuckDBPyConnection, engine: str) -> tuple[int, int]:
             engine,
             last_loaded,
             sorted(t for t in raw if t in DATA_TABLES or t == "load_manifest"),
-            len(relations),
+            len(names),
         ],
     )
-    return len(relations), rows
+    return len(names), rows
 
 
 def publish(db: Path, *, engine: str = "duckdb") -> Publication:

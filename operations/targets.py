@@ -48,7 +48,7 @@ def build_on_target(
         return 1, output + line if capture or on_line is not None else output
     line = (
         f"published {done.relations} marts ({done.rows:,} rows) to {done.path} in {done.seconds:.1f} s "
-        "(the file the dashboard reads)\n"
+        "(the file the dashboard, report, export and mf read)\n"
         if done.relations
         else f"nothing published: the warehouse has no marts yet ({done.path} unchanged)\n"
     )

@@ -3,8 +3,9 @@ gives the marts' numbers for the same window and grain (day, week, month; by sur
 and agent config, source).
 
 MetricFlow reads `<project>/target/semantic_manifest.json` and nothing else, so the dbt project is copied into
-a temporary folder and parsed there, against a copy of the demo warehouse (the shared one stays read-only for
-the other tests; dbt-duckdb opens its file for writing).
+a temporary folder and parsed there, against a copy of the demo warehouse. `mf` runs on the `serving` target
+(FEEDBACK_DBT_TARGET=serving, as docs/metrics.md tells analysts): the warehouse's serving file, read-only; the
+marts it is compared with are read from the warehouse file the build published them from.
 """
 
 from __future__ import annotations
@@ -33,11 +34,17 @@ class SemanticLayer:
     def __init__(self, project: Path, db: Path) -> None:
         self.project, self.db = project, db
         self.env = {**os.environ, "FEEDBACK_DB": str(db), "DBT_PROJECT_DIR": str(project)}
+        self.env.pop("FEEDBACK_DBT_TARGET", None)  # dbt parse: the warehouse's own target
         self.env.pop("DBT_TARGET_PATH", None)
 
     def mf(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [str(BIN / "mf"), *args], cwd=self.project, env=self.env, capture_output=True, text=True, timeout=600
+            [str(BIN / "mf"), *args],
+            cwd=self.project,
+            env={**self.env, "FEEDBACK_DBT_TARGET": "serving"},
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
 
     def query(self, out: Path, *args: str) -> list[dict[str, str]]:
@@ -110,6 +117,42 @@ def test_session_rates_per_day_and_surface_are_session_feedback_daily(layer: Sem
     )
     expected = {(d, s): (rounded(p), rounded(k)) for d, s, p, k in marts}
     assert len(expected) > 100 and got == expected
+
+
+def test_session_rates_per_day_and_bucket_are_session_feedback_by_turn_bucket(
+    layer: SemanticLayer, tmp_path: Path
+) -> None:
+    """The other dimension of the same semantic model, against the other mart that counts the answers."""
+    rows = layer.query(
+        tmp_path / "q.csv",
+        "--metrics", "session_positive_rate,answers",
+        "--group-by", "metric_time__day,session_answer__turn_count_bucket",
+    )  # fmt: skip
+    got = {
+        (day(r["metric_time__day"]), r["session_answer__turn_count_bucket"]): (
+            rounded(r["session_positive_rate"]),
+            int(r["answers"]),
+        )
+        for r in rows
+    }
+    marts = layer.marts(
+        "select cast(feedback_date as varchar), turn_count_bucket, positive_rate, responses "
+        "from marts.session_feedback_by_turn_bucket"
+    )
+    expected = {(d, b): (rounded(p), n) for d, b, p, n in marts}
+    assert len(expected) > 300 and got == expected
+
+
+def test_mf_reads_the_serving_file_while_a_writer_holds_the_warehouse(layer: SemanticLayer, tmp_path: Path) -> None:
+    """A process holds the warehouse file for writing (as the nightly job's ingest, purge or build do): `mf query`
+    neither waits for it nor fails, and it answers with what was published, not what the writer changed since."""
+    rows_before = layer.query(tmp_path / "before.csv", "--metrics", "answers", "--group-by", "metric_time__month")
+    with duckdb.connect(str(layer.db)) as writer:
+        writer.execute("update marts.session_answers_daily set responses = responses + 1000")  # not published
+        held = layer.query(tmp_path / "held.csv", "--metrics", "answers", "--group-by", "metric_time__month")
+        writer.execute("update marts.session_answers_daily set responses = responses - 1000")
+    by_month = {r["metric_time__month"]: r["answers"] for r in held}
+    assert by_month == {r["metric_time__month"]: r["answers"] for r in rows_before} and len(by_month) >= 6
 
 
 def test_reaction_satisfaction_per_day_and_origin_is_reaction_satisfaction_daily(

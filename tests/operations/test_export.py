@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from dashboards.layout import csv_bytes
+from operations.serving import publish
 from tests.support.dashboard import DemoWarehouse, demo_or_fail
 from tests.support.ingest import cli_env, run_cli
 from warehouse.connection import connect
@@ -28,7 +29,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
 
 @pytest.fixture(scope="module")
 def typed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A warehouse whose one mart holds every kind of value, with hand-written rows."""
+    """A warehouse whose one mart holds every kind of value, with hand-written rows, published to its serving
+    file as a build does."""
     db = tmp_path_factory.mktemp("typed") / "typed.duckdb"
     con = connect(db)  # the raw schema, as any warehouse has
     con.execute("create schema marts")
@@ -43,6 +45,7 @@ def typed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         """
     )
     con.close()
+    publish(db)
     return db
 
 
@@ -109,8 +112,21 @@ def test_bad_arguments_get_one_line(typed: Path, tmp_path: Path) -> None:
     done = run_cli("export", "--db", unbuilt, "typed", "--format", "csv", "--out", tmp_path, env=cli_env())
     assert (done.returncode, done.stderr.strip()) == (
         1,
-        "error: the warehouse has no marts yet: run `feedback-analytics build` first",
+        f"error: no serving file {tmp_path / 'unbuilt.serving.duckdb'}: the warehouse was never built (or only "
+        "by an older version); run `feedback-analytics build` first",
     )
+
+
+def test_export_reads_the_serving_file_while_a_writer_holds_the_warehouse(typed: Path, tmp_path: Path) -> None:
+    """A process holds the warehouse file for writing (as ingest, purge or build do): the export does not wait
+    for it, and it writes what was last published, not what the writer changed since."""
+    with duckdb.connect(str(typed)) as writer:
+        writer.execute("insert into marts.typed (n) values (3)")  # not published
+        done = run_cli("export", "--db", typed, "typed", "--format", "csv", "--out", tmp_path, env=cli_env(),
+                       timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert pd.read_csv(tmp_path / "typed.csv")["n"].tolist() == [1, 2]
+        writer.execute("delete from marts.typed where n = 3")
 
 
 @pytest.mark.parametrize("name", ["skill_correction_rates", "retained_session_feedback", "eval_regressions"])
@@ -120,7 +136,7 @@ def test_demo_marts_and_retained_views_round_trip(demo: DemoWarehouse, tmp_path:
     export(demo.db, name, "--format", "parquet", "--out", tmp_path)
     export(demo.db, name, "--format", "csv", "--out", tmp_path)
     parquet = tmp_path / f"{name}.parquet"
-    with duckdb.connect(str(demo.db), read_only=True) as con:
+    with duckdb.connect(str(demo.db), read_only=True) as con:  # the warehouse: what the build published it from
         con.execute("set TimeZone = 'UTC'")
         types = {column: kind for column, kind, *_ in con.execute(f"describe marts.{name}").fetchall()}
         rows = con.execute(f"select count(*) from marts.{name}").fetchall()[0][0]
