@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import TextIO
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
+DEFAULT_TARGET = "dev"
+# targets of profiles.yml that only read (the serving file, for MetricFlow's `mf`): nothing builds on them
+READ_ONLY_TARGETS = frozenset({"serving"})
 
 
 def dbt_executable() -> str:
@@ -33,14 +36,14 @@ def dbt_command(
     """Every dbt command line of the project (builds, the tests' compiles and docs, the benchmarks): `verb` as
     dbt spells it (`build`, `docs generate`, `source freshness`), this
     project and its profiles.yml, `as_of` as the one dbt var, `work_dir` holding target/ and logs/,
-    `target` a profiles.yml target other than the default (DuckDB).
+    `target` a profiles.yml target other than `dev` (DuckDB); the target is always named, so a
+    FEEDBACK_DBT_TARGET left in the environment for MetricFlow (profiles.yml) never redirects a build.
 
     `unit_tests=False` leaves the unit tests out of a build: they check the SQL on fixed rows, not the
     warehouse's data, so a build of the warehouse skips them (dbt's advice for production runs); the test
     suite runs them."""
     command = [dbt_executable(), *verb.split(), "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
-    if target:
-        command += ["--target", target]
+    command += ["--target", target or DEFAULT_TARGET]
     if as_of:
         command += ["--vars", json.dumps({"as_of": as_of})]
     if not unit_tests:
@@ -117,12 +120,19 @@ def profile_targets(project_dir: Path = PROJECT_DIR) -> dict[str, Target]:
 
 
 def resolve_target(name: str | None, project_dir: Path = PROJECT_DIR) -> Target | None:
-    """The named target (None: the profile's default, DuckDB); an unknown name is one line listing the valid ones."""
+    """The named target to build on (None: `dev`, DuckDB); an unknown name, or the read-only `serving` target,
+    is one line listing the valid ones."""
     from warehouse.errors import UserError
 
     if name is None:
         return None
-    targets = profile_targets(project_dir)
+    if name in READ_ONLY_TARGETS:
+        raise UserError(
+            f"target {name!r} only reads the serving file (for MetricFlow's `mf`): build on "
+            f"{', '.join(sorted(set(profile_targets(project_dir)) - READ_ONLY_TARGETS))}",
+            exit_code=2,
+        )
+    targets = {key: value for key, value in profile_targets(project_dir).items() if key not in READ_ONLY_TARGETS}
     if name not in targets:
         raise UserError(
             f"unknown target {name!r}: profiles.yml declares {', '.join(sorted(targets))} "

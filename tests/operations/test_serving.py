@@ -145,6 +145,44 @@ def test_a_failed_build_publishes_nothing(demo: DemoWarehouse, tmp_path: Path) -
     assert (served.stat().st_ino, served.stat().st_mtime_ns, served.read_bytes()) == before
 
 
+def test_a_build_with_the_target_left_for_mf_builds_the_warehouse(demo: DemoWarehouse, tmp_path: Path) -> None:
+    """FEEDBACK_DBT_TARGET=serving, exported for `mf` (docs/metrics.md), does not send the command line's dbt to
+    the read-only serving target: the build names its target (dev), writes the warehouse and publishes."""
+    db = copy_warehouse(demo.db, tmp_path / "left.duckdb")
+    with duckdb.connect(str(db)) as con:
+        con.execute("delete from marts.build_info")
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cli",
+            "build",
+            "--db",
+            str(db),
+            "--as-of",
+            "2026-11-01",
+            "--",
+            "--select",
+            "build_info",
+        ],
+        cwd=ROOT,
+        env={
+            **demo.env(db),
+            "FEEDBACK_DBT_TARGET": "serving",
+            "DBT_TARGET_PATH": str(tmp_path / "target"),
+            "DBT_LOG_PATH": str(tmp_path / "logs"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
+    for path in (db, serving_path(db)):
+        with duckdb.connect(str(path), read_only=True) as con:
+            assert con.execute("select count(*) from marts.build_info").fetchall() == [(1,)], path
+
+
 def test_a_warehouse_without_marts_publishes_nothing(tmp_path: Path) -> None:
     """A build of a selection without marts: nothing to publish, no serving file, no temporary file left."""
     db = tmp_path / "bare.duckdb"

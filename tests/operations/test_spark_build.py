@@ -194,7 +194,13 @@ def test_an_unknown_target_lists_the_valid_ones(small_warehouse: Path, tmp_path:
     line = one_line_error(
         run_ops("build", "--db", small_warehouse, "--target", "sprak", env=ops_env(tmp_path)), exit_code=2
     )
-    assert "unknown target 'sprak'" in line and "spark, spark_local" in line
+    assert "unknown target 'sprak'" in line and "dev, spark, spark_local" in line and "serving" not in line
+    line = one_line_error(
+        run_ops("build", "--db", small_warehouse, "--target", "serving", env=ops_env(tmp_path)), exit_code=2
+    )
+    assert line == (
+        "error: target 'serving' only reads the serving file (for MetricFlow's `mf`): build on dev, spark, spark_local"
+    )
 
 
 def test_an_unreachable_thrift_server_is_named(small_warehouse: Path, tmp_path: Path) -> None:
