@@ -20,6 +20,7 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.connection import connect_serving
 from warehouse.errors import UserError
 from warehouse.export_format import CSV_TIMESTAMP, FORMATS
 from warehouse.location import serving_path
@@ -80,29 +81,11 @@ def _write(con: duckdb.DuckDBPyConnection, name: str, fmt: str, out: Path) -> Ex
     return Exported(name, final, rows)
 
 
-def _open_serving(db: str | os.PathLike[str] | None) -> duckdb.DuckDBPyConnection:
-    """The serving file, read-only (a publish renames a new file over it: this connection keeps the one it
-    opened), in UTC."""
-    path = serving_path(db)
-    if not path.is_file():
-        raise UserError(
-            f"no serving file {path}: the warehouse was never built (or only by an older version); "
-            "run `feedback-analytics build` first"
-        )
-    try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise UserError(f"cannot read the serving file {path}: {first}") from None
-    con.execute("set TimeZone = 'UTC'")
-    return con
-
-
 def export(db: str | os.PathLike[str] | None, names: Sequence[str], fmt: str, out: Path) -> list[Exported]:
     """Write each named relation to `out` in `fmt` (see the module's note); unknown names fail before any file."""
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}", exit_code=2)
-    con = _open_serving(db)
+    con = connect_serving(db)
     try:
         valid = exportable(con)
         if not valid:

@@ -9,7 +9,9 @@ file of its own, `<warehouse stem>.serving.duckdb` beside the warehouse
 status (`serving.publish_info`: when it was published, from which warehouse
 and engine, when data last arrived, the raw tables).
 
-A mart table is copied as a table. A view is kept a view, with the very SQL
+The relations are the models under models/marts/ (a relation dbt no longer
+builds, left behind by a removed or renamed model, is not published). A
+mart table is copied as a table. A view is kept a view, with the very SQL
 dbt compiled for it, when every relation it reads is published too (the
 `retained_*` views of analyzer events and turn reactions read only their
 `stored_*` view: no row is copied twice); any other view is copied as a
@@ -32,7 +34,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +49,9 @@ from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote, sql_literal
 
 TEMPORARY_MARK = ".publishing-"
-SOURCE = "published_from"  # the warehouse, attached read-only (not a name DuckDB gives a file of ours)
+# the warehouse, attached read-only (warehouse.location refuses a warehouse file of that name)
+SOURCE = "published_from"
+MARTS = Path(__file__).resolve().parents[1] / "models" / "marts"
 
 
 # the query of a CREATE VIEW statement as DuckDB stores it (duckdb_views().sql)
@@ -125,10 +129,21 @@ def _views(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, set[tuple[str
     return views
 
 
-def _copy(con: duckdb.DuckDBPyConnection, engine: str) -> tuple[int, int]:
-    """Every relation of the attached warehouse's marts schema (see the module's note), and the status row;
-    (relations, rows)."""
-    names = _names(con, "marts")
+def _copy_rows(con: duckdb.DuckDBPyConnection, name: str) -> int:
+    """A relation of the attached warehouse's marts as a table of its rows; how many."""
+    con.execute(f"create table marts.{quote(name)} as select * from {SOURCE}.marts.{quote(name)}")
+    return con.execute(f"select count(*) from marts.{quote(name)}").fetchall()[0][0]
+
+
+def mart_models(models: Path = MARTS) -> frozenset[str]:
+    """The models of the project's marts layer (one `.sql` file each under models/marts/)."""
+    return frozenset(path.stem for path in models.rglob("*.sql"))
+
+
+def _copy(con: duckdb.DuckDBPyConnection, engine: str, marts: Collection[str]) -> tuple[int, int]:
+    """The marts relations of the attached warehouse (see the module's note), and the status row; (relations,
+    rows copied)."""
+    names = [name for name in _names(con, "marts") if name in marts]
     views = _views(con)
     # a view stays a view when everything it reads is a mart, itself published (as a table or a view)
     kept = {
@@ -140,7 +155,7 @@ def _copy(con: duckdb.DuckDBPyConnection, engine: str) -> tuple[int, int]:
     rows = 0
     for name in names:
         if name not in kept:
-            con.execute(f"create table marts.{quote(name)} as select * from {SOURCE}.marts.{quote(name)}")
+            rows += _copy_rows(con, name)
     pending = sorted(kept)
     while pending:  # views over views: create each once what it reads exists
         created = []
@@ -151,12 +166,9 @@ def _copy(con: duckdb.DuckDBPyConnection, engine: str) -> tuple[int, int]:
                 continue
             created.append(name)
         if not created:  # cannot happen for views dbt built (their relations exist): copy the rows instead
-            for name in pending:
-                con.execute(f"create table marts.{quote(name)} as select * from {SOURCE}.marts.{quote(name)}")
+            rows += sum(_copy_rows(con, name) for name in pending)
             break
         pending = [name for name in pending if name not in created]
-    for name in names:
-        rows += con.execute(f"select count(*) from marts.{quote(name)}").fetchall()[0][0]
     raw = _names(con, "raw")
     last_loaded = (
         con.execute(f"select max(finished_at) from {SOURCE}.raw.load_manifest").fetchall()[0][0]
@@ -183,27 +195,29 @@ def _copy(con: duckdb.DuckDBPyConnection, engine: str) -> tuple[int, int]:
     return len(names), rows
 
 
-def publish(db: Path, *, engine: str = "duckdb") -> Publication:
+def publish(db: Path, *, engine: str = "duckdb", marts: Collection[str] | None = None) -> Publication:
     """Publish the warehouse's marts and status to its serving file (see the module's note); a warehouse
-    without marts publishes nothing (`relations` 0) and leaves the serving file as it was."""
+    without marts publishes nothing (`relations` 0) and leaves the serving file as it was. `marts`: the
+    relations to publish, by default the project's marts models (`mart_models`)."""
     started = time.perf_counter()
     final = serving_path(db)
     with _publish_lock(final):
         _remove_temporaries(final)
-        return _publish(db, final, engine, started)
+        return _publish(db, final, engine, mart_models() if marts is None else marts, started)
 
 
-def _publish(db: Path, final: Path, engine: str, started: float) -> Publication:
+def _publish(db: Path, final: Path, engine: str, marts: Collection[str], started: float) -> Publication:
     temporary = final.with_name(f"{final.name}{TEMPORARY_MARK}{os.getpid()}")
     try:
         con = duckdb.connect(str(temporary))
         try:
+            con.execute("set TimeZone = 'UTC'")
             wait_out_lock(
                 lambda: con.execute(f"attach {sql_literal(str(db.resolve()))} as {SOURCE} (read_only)"),
                 db,
                 wait_seconds=lock_wait_seconds(),
             )
-            relations, rows = _copy(con, engine)
+            relations, rows = _copy(con, engine, marts)
             con.execute(f"detach {SOURCE}")
             con.execute("checkpoint")
         finally:

@@ -20,7 +20,7 @@ from typing import TypeVar
 import duckdb
 
 from warehouse.errors import UserError, WarehouseLocked
-from warehouse.location import refuse_what_is_no_warehouse, resolve_db_path
+from warehouse.location import refuse_what_is_no_warehouse, resolve_db_path, serving_path
 from warehouse.raw_tables import ensure_raw_schema, missing_raw_tables
 from warehouse.sql import quote, sql_literal
 
@@ -93,6 +93,33 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
             f"warehouse {path} has no raw.{missing[0]}: load data into it with `feedback-analytics ingest ...` "
             "first (a file from an older version gets the new tables from any ingest or purge)"
         )
+    return con
+
+
+def connect_serving(db: str | os.PathLike[str] | None) -> duckdb.DuckDBPyConnection:
+    """Open the serving file of the warehouse `db` read-only (what the last successful build published;
+    operations/serving.py), in UTC: for readers of marts, which never open the warehouse file itself. A
+    publish renames a new file over it; this connection keeps reading the one it opened."""
+    path = resolve_db_path(db)
+    if not path.exists():
+        raise UserError(
+            f"warehouse {path} does not exist: run `feedback-analytics ingest ...` and `build` "
+            "(or `make demo`) first, or point --db / FEEDBACK_DB at it"
+        )
+    refuse_what_is_no_warehouse(path)
+    serving = serving_path(path)
+    if not serving.is_file():
+        raise UserError(
+            f"no serving file {serving}: the warehouse was never built (or only by an older version); "
+            "run `feedback-analytics build` first"
+        )
+    try:
+        con = duckdb.connect(str(serving), read_only=True)
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise UserError(f"cannot read the serving file {serving}: {first}") from None
+    con.execute("set TimeZone = 'UTC'")
+    con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
     return con
 
 

@@ -67,7 +67,7 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> SemanticLayer:
     for part in PROJECT_PARTS:
         source = ROOT / part
         (shutil.copytree if source.is_dir() else shutil.copyfile)(source, project / part)
-    db = copy_warehouse(demo.db, folder / "semantic.duckdb")
+    db = copy_warehouse(demo.db, folder / "semantic-layer.duckdb")  # a name DuckDB must quote, as users give
     layer = SemanticLayer(project, db)
     parsed = subprocess.run(
         [str(BIN / "dbt"), "parse", "--quiet", "--project-dir", str(project), "--profiles-dir", str(project)],

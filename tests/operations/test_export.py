@@ -45,7 +45,7 @@ def typed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         """
     )
     con.close()
-    publish(db)
+    publish(db, marts={"typed"})  # not a model of the project: named
     return db
 
 
@@ -107,6 +107,11 @@ def test_bad_arguments_get_one_line(typed: Path, tmp_path: Path) -> None:
     assert done.returncode == 2 and f"'--out': Directory '{a_file}' is a file" in done.stderr
     done = run_cli("export", "--db", typed, "typed", "--format", "xlsx", "--out", tmp_path, env=cli_env())
     assert done.returncode == 2 and "'xlsx' is not one of 'csv', 'parquet'" in done.stderr
+    not_a_warehouse = tmp_path / "signals.csv"
+    not_a_warehouse.write_text("a,b\n1,2\n")
+    done = run_cli("export", "--db", not_a_warehouse, "typed", "--format", "csv", "--out", tmp_path, env=cli_env())
+    assert done.returncode == 1 and done.stderr.startswith(f"error: --db {not_a_warehouse} is not a DuckDB warehouse")
+    assert len(done.stderr.strip().splitlines()) == 1
     unbuilt = tmp_path / "unbuilt.duckdb"
     connect(unbuilt).close()
     done = run_cli("export", "--db", unbuilt, "typed", "--format", "csv", "--out", tmp_path, env=cli_env())
@@ -129,7 +134,10 @@ def test_export_reads_the_serving_file_while_a_writer_holds_the_warehouse(typed:
         writer.execute("delete from marts.typed where n = 3")
 
 
-@pytest.mark.parametrize("name", ["skill_correction_rates", "retained_session_feedback", "eval_regressions"])
+# a mart table, retained views copied as a table and kept as a view in the serving file, a mart of many types
+@pytest.mark.parametrize(
+    "name", ["skill_correction_rates", "retained_session_feedback", "retained_analyzer_events", "eval_regressions"]
+)
 def test_demo_marts_and_retained_views_round_trip(demo: DemoWarehouse, tmp_path: Path, name: str) -> None:
     """Parquet holds the relation's rows exactly (compared in DuckDB, both ways); CSV as many rows, its
     timestamps ISO UTC text."""

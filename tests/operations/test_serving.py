@@ -183,6 +183,35 @@ def test_a_build_with_the_target_left_for_mf_builds_the_warehouse(demo: DemoWare
             assert con.execute("select count(*) from marts.build_info").fetchall() == [(1,)], path
 
 
+def test_views_are_kept_over_published_marts_only_and_leftovers_stay_out(tmp_path: Path) -> None:
+    """A view over published marts (a view over it too) stays a view; one that reads another schema becomes a
+    table of its rows; a relation no marts model builds (left by a removed model, here over a dropped table) is
+    not published and does not stop the publish. Only copied rows are counted."""
+    db = tmp_path / "views.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("create schema marts; create schema intermediate")
+        con.execute("create table intermediate.events as select range as n from range(5)")
+        con.execute("create table intermediate.dropped as select 1 as n")
+        con.execute("create table marts.base as select range as n, range % 2 = 0 as is_even from range(10)")
+        con.execute("create view marts.evens as select n from marts.base where is_even")
+        con.execute("create view marts.small_evens as select n from marts.evens where n < 5")
+        con.execute("create view marts.from_elsewhere as select n from intermediate.events")
+        con.execute("create view marts.leftover as select n from intermediate.dropped")
+        con.execute("drop table intermediate.dropped")
+    done = publish(db, marts={"base", "evens", "small_evens", "from_elsewhere"})
+    assert (done.relations, done.rows) == (4, 10 + 5)
+    with duckdb.connect(str(serving_path(db)), read_only=True) as con:
+        (catalog,) = con.execute("select current_database()").fetchall()[0]
+        assert relations(con, catalog) == {
+            "base": "BASE TABLE",
+            "evens": "VIEW",
+            "small_evens": "VIEW",
+            "from_elsewhere": "BASE TABLE",
+        }
+        assert con.execute("select list(n order by n) from marts.small_evens").fetchall() == [([0, 2, 4],)]
+        assert con.execute("select count(*) from marts.from_elsewhere").fetchall() == [(5,)]
+
+
 def test_a_warehouse_without_marts_publishes_nothing(tmp_path: Path) -> None:
     """A build of a selection without marts: nothing to publish, no serving file, no temporary file left."""
     db = tmp_path / "bare.duckdb"
