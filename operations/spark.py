@@ -112,7 +112,7 @@ def export_lake_of(db: Path, spark_warehouse: Path) -> LakeExport:
 
 def mart_catalog(target: Target, env: dict[str, str], work_dir: Path | None = None) -> list[dict]:
     """The marts Spark holds, with locations and column types (macros/publish/spark_mart_catalog.sql)."""
-    command = dbt_command("run-operation", "spark_mart_catalog", "--target", target.name, work_dir=work_dir)
+    command = dbt_command("run-operation", "spark_mart_catalog", target=target.name, work_dir=work_dir)
     result = subprocess.run(
         command,
         env={**os.environ, **env, "DBT_USE_COLORS": "false"},

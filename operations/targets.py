@@ -29,6 +29,11 @@ def build_on_target(
 ) -> tuple[int, str]:
     """`dbt build` of `db` on the named target (None: DuckDB); exit code and (when captured) the output.
     An unknown target, and whatever a Spark target lacks, raise UserError before anything runs."""
+    given = next((arg for arg in dbt_args or [] if arg in ("--target", "-t") or arg.startswith("--target=")), None)
+    if given is not None:  # dbt's own flag would skip what a Spark build needs and publish under the wrong engine
+        raise UserError(
+            f"give the target to the command, not to dbt: `build --target NAME` (not `-- {given} ...`)", exit_code=2
+        )
     resolved = resolve_target(target)
     if resolved is not None and resolved.is_spark:
         code, output = spark_build(

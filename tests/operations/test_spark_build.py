@@ -139,7 +139,7 @@ def test_a_second_spark_build_writes_nothing_new_and_keeps_the_numbers(builds: B
 
 def test_the_unit_tests_pass_on_spark(builds: Builds) -> None:
     command = dbt_command(
-        "test", "--select", "test_type:unit", "--target", "spark", as_of=AS_OF, work_dir=builds.work / "unit"
+        "test", "--select", "test_type:unit", target="spark", as_of=AS_OF, work_dir=builds.work / "unit"
     )
     result = subprocess.run(
         command, env=builds.env, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL
@@ -201,6 +201,13 @@ def test_an_unknown_target_lists_the_valid_ones(small_warehouse: Path, tmp_path:
     assert line == (
         "error: target 'serving' only reads the serving file (for MetricFlow's `mf`): build on dev, spark, spark_local"
     )
+    for given in ("--target", "-t", "--target=spark"):
+        line = one_line_error(
+            run_ops("build", "--db", small_warehouse, "--", given, "spark", env=ops_env(tmp_path)), exit_code=2
+        )
+        assert line == (
+            f"error: give the target to the command, not to dbt: `build --target NAME` (not `-- {given} ...`)"
+        )
 
 
 def test_an_unreachable_thrift_server_is_named(small_warehouse: Path, tmp_path: Path) -> None:
