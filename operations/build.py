@@ -126,13 +126,13 @@ def resolve_target(name: str | None, project_dir: Path = PROJECT_DIR) -> Target 
 
     if name is None:
         return None
+    targets = {key: value for key, value in profile_targets(project_dir).items() if key not in READ_ONLY_TARGETS}
     if name in READ_ONLY_TARGETS:
         raise UserError(
             f"target {name!r} only reads the serving file (for MetricFlow's `mf`): build on "
-            f"{', '.join(sorted(set(profile_targets(project_dir)) - READ_ONLY_TARGETS))}",
+            f"{', '.join(sorted(targets))}",
             exit_code=2,
         )
-    targets = {key: value for key, value in profile_targets(project_dir).items() if key not in READ_ONLY_TARGETS}
     if name not in targets:
         raise UserError(
             f"unknown target {name!r}: profiles.yml declares {', '.join(sorted(targets))} "

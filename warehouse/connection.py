@@ -69,20 +69,30 @@ def wait_out_lock(open_: Callable[[], T], path: Path, *, wait_seconds: float, an
             delay = min(delay * 2, 1.0)
 
 
+def _refuse_missing(path: Path, first: str) -> None:
+    """One line for a warehouse file that is not there: `first` says what makes one."""
+    if not path.exists():
+        raise UserError(
+            f"warehouse {path} does not exist: run {first} (or `make demo`) first, or point --db / FEEDBACK_DB at it"
+        )
+
+
+def _configure(con: duckdb.DuckDBPyConnection) -> None:
+    """What every connection of ours sets: UTC (raw timestamps are naive UTC) and the memory limit."""
+    con.execute("set TimeZone = 'UTC'")
+    con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
+
+
 def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open the warehouse (creating it and the raw schema unless read-only)."""
     path = resolve_db_path(db)
-    if read_only and not path.exists():
-        raise UserError(
-            f"warehouse {path} does not exist: run `feedback-analytics ingest ...` "
-            "(or `make demo`) first, or point --db / FEEDBACK_DB at it"
-        )
+    if read_only:
+        _refuse_missing(path, "`feedback-analytics ingest ...`")
     if not read_only and path.parent and not path.parent.exists():
         raise UserError(f"folder {path.parent} for the warehouse does not exist: create it first")
     refuse_what_is_no_warehouse(path)
     con = wait_out_lock(lambda: duckdb.connect(str(path), read_only=read_only), path, wait_seconds=lock_wait_seconds())
-    con.execute("set TimeZone = 'UTC'")
-    con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
+    _configure(con)
     if not read_only:
         ensure_raw_schema(con)
         return con
@@ -101,11 +111,7 @@ def connect_serving(db: str | os.PathLike[str] | None) -> duckdb.DuckDBPyConnect
     operations/serving.py), in UTC: for readers of marts, which never open the warehouse file itself. A
     publish renames a new file over it; this connection keeps reading the one it opened."""
     path = resolve_db_path(db)
-    if not path.exists():
-        raise UserError(
-            f"warehouse {path} does not exist: run `feedback-analytics ingest ...` and `build` "
-            "(or `make demo`) first, or point --db / FEEDBACK_DB at it"
-        )
+    _refuse_missing(path, "`feedback-analytics ingest ...` and `build`")
     refuse_what_is_no_warehouse(path)
     serving = serving_path(path)
     if not serving.is_file():
@@ -118,8 +124,7 @@ def connect_serving(db: str | os.PathLike[str] | None) -> duckdb.DuckDBPyConnect
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0]
         raise UserError(f"cannot read the serving file {serving}: {first}") from None
-    con.execute("set TimeZone = 'UTC'")
-    con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
+    _configure(con)
     return con
 
 
