@@ -97,16 +97,26 @@ def ingest(ctx: click.Context, config_file: Path | None, db: str | None, quiet: 
     def work(con: Any, progress: LoadProgress) -> list[LoadResult]:
         results: list[LoadResult] = []
         for entry in entries:
-            results.extend(_ingest_one(con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, progress))
+            results.extend(
+                _ingest_one(
+                    con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, progress, entry.schemas
+                )
+            )
         return results
 
     _run_ingest(db, quiet, work)
 
 
 def _ingest_one(
-    con: Any, section: str, path: Path | None, dsn: str | None, no_snippets: bool, progress: LoadProgress
+    con: Any,
+    section: str,
+    path: Path | None,
+    dsn: str | None,
+    no_snippets: bool,
+    progress: LoadProgress,
+    schemas: tuple[str, ...] = (),
 ) -> list[LoadResult]:
-    return ingest_source(con, section, path, dsn, no_snippets, progress)
+    return ingest_source(con, section, path, dsn, no_snippets, progress, schemas)
 
 
 @ingest.command("analyzer")
@@ -128,29 +138,45 @@ def ingest_analyzer_cmd(paths: tuple[Path, ...], no_snippets: bool, db: str | No
     )
 
 
-def _path_or_postgres(section: str, what: str) -> Callable[..., None]:
+def _path_or_postgres(section: str, what: str, *, schemas: bool = False) -> Callable[..., None]:
+    schema_option = click.option(
+        "--schema",
+        "schema_names",
+        multiple=True,
+        metavar="NAME",
+        help="Only this index schema (kdcube_<tenant>_<project>; repeat for more). Default: every one.",
+    )
+
     @click.argument("path", required=False, type=click.Path(path_type=Path))
     @click.option("--postgres", "dsn", metavar="DSN", help="Read the PostgreSQL table(s) at this libpq DSN/URL.")
     @db_option
     @quiet_option
-    def command(path: Path | None, dsn: str | None, db: str | None, quiet: bool) -> None:
+    def command(
+        path: Path | None, dsn: str | None, db: str | None, quiet: bool, schema_names: tuple[str, ...] = ()
+    ) -> None:
         if path is None and dsn is None:
             raise click.UsageError(f"give a PATH ({what}) or --postgres DSN")
         if path is not None and dsn is not None:
             raise click.UsageError(f"give a PATH ({what}) or --postgres DSN, not both: run the command once for each")
         if path is not None and not path.exists():
             raise UserError(f"{section.replace('_', ' ')} path {path} does not exist: check the path ({what})")
-        _run_ingest(db, quiet, lambda con, progress: _ingest_one(con, section, path, dsn, False, progress))
+        if schema_names and dsn is None:
+            raise click.UsageError("--schema names schemas of the reaction index: give it with --postgres DSN")
+        _run_ingest(
+            db, quiet, lambda con, progress: _ingest_one(con, section, path, dsn, False, progress, schema_names)
+        )
 
-    return command
+    return schema_option(command) if schemas else command
 
 
 ingest.command(
     "session-feedback", help="Session feedback: legacy SQLite file or JSONL export; or PostgreSQL `session_feedback`."
 )(_path_or_postgres("session_feedback", "a .sqlite3 file or a .jsonl export"))
 ingest.command(
-    "reactions", help="Turn reactions: folder of JSON blobs or JSONL export; or PostgreSQL `conv_messages`."
-)(_path_or_postgres("reactions", "a folder of JSON blobs or a .jsonl export"))
+    "reactions",
+    help="Turn reactions: the conversation store's blob tree or a JSONL export (history); or the index "
+    "(`conv_messages` of every kdcube_<tenant>_<project> schema: which reactions are active).",
+)(_path_or_postgres("reactions", "a folder of JSON blobs or a .jsonl export", schemas=True))
 ingest.command("workspace", help="Workspace feedback, sessions, eval_runs: JSONL exports; or PostgreSQL tables.")(
     _path_or_postgres("workspace", "a folder of feedback/sessions/eval_runs .jsonl exports")
 )

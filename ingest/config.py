@@ -7,6 +7,10 @@
     [[session_feedback]]
     postgres_dsn_env = "SESSION_FEEDBACK_PG_DSN"   # the DSN itself never sits in the file
 
+    [[reactions]]
+    postgres_dsn_env = "REACTIONS_PG_DSN"          # the platform's index: every kdcube_* schema,
+    schemas = ["kdcube_acme_support"]              # or only these
+
 Sections: analyzer, session_feedback, reactions, workspace; and, for
 `nightly`, one optional `[purge]` table:
 
@@ -25,7 +29,7 @@ from warehouse.config_file import read_config_file
 from warehouse.errors import UserError
 
 SECTIONS = ("analyzer", "session_feedback", "reactions", "workspace")
-KEYS = {"path", "postgres_dsn_env", "no_snippets"}
+KEYS = {"path", "postgres_dsn_env", "no_snippets", "schemas"}
 SETTINGS = ("purge",)  # read by operations (operations/retention.py)
 
 
@@ -35,6 +39,7 @@ class SourceEntry:
     path: Path | None
     postgres_dsn: str | None
     no_snippets: bool
+    schemas: tuple[str, ...] = ()  # reactions: only these index schemas
 
 
 def read_config(file: Path) -> list[SourceEntry]:
@@ -69,7 +74,12 @@ def read_config(file: Path) -> list[SourceEntry]:
             path = (file.parent / entry["path"]) if "path" in entry else None
             if path is None and dsn is None:
                 raise UserError(f"{where}: give a path or a postgres_dsn_env")
-            entries.append(SourceEntry(section, path, dsn, bool(entry.get("no_snippets", False))))
+            schemas = entry.get("schemas", [])
+            if schemas and (section != "reactions" or dsn is None):
+                raise UserError(f"{where}: schemas names index schemas: only for [[reactions]] with postgres_dsn_env")
+            if not isinstance(schemas, list) or not all(isinstance(name, str) for name in schemas):
+                raise UserError(f'{where}: write schemas as a list of names, e.g. schemas = ["kdcube_acme_support"]')
+            entries.append(SourceEntry(section, path, dsn, bool(entry.get("no_snippets", False)), tuple(schemas)))
     if not entries:
         raise UserError(f"config file {file} names no source: add [[analyzer]], [[session_feedback]], ... sections")
     return entries

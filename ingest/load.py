@@ -5,7 +5,9 @@ to `raw.quarantine` with their reason, valid rows whose natural key is new go
 to `raw.<table>`, and a `raw.load_manifest` row records the counts. A process
 killed before the commit leaves the warehouse exactly as it was.
 
-For every load: rows read = landed + quarantined + duplicates.
+For every load: rows read = landed + quarantined + duplicates + skipped (records
+that are not the source's own, e.g. the messages beside the reactions of a blob
+tree: `Contract.claim`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ class LoadResult:
     loaded: int = 0
     quarantined: int = 0
     duplicates: int = 0
-    skipped: bool = False
+    skipped: bool = False  # the whole input: unchanged since a committed load
+    rows_skipped: int = 0  # records read that are not this source's (Contract.claim): neither landed nor kept
+    rows_removed: int = 0  # rows landed before that the source no longer has (the reactions index)
     seconds: float = 0.0
     load_id: str | None = None  # of a committed load (raw.load_manifest, raw.quarantine); None when skipped
 
@@ -108,8 +112,9 @@ def already_loaded(con: duckdb.DuckDBPyConnection, table: str, checksum: str) ->
 
 
 def _private(contract: Contract, options: LoadOptions) -> bool:
-    """Whether quarantined text must be filtered (a privacy contract, or --no-snippets)."""
-    return contract.quarantine_contract_fields_only or bool(options.blank_fields)
+    """Whether quarantined text must be filtered (a privacy contract, --no-snippets, or a source whose inputs
+    also hold records of others: only a record that claims to be the source's keeps its text)."""
+    return contract.quarantine_contract_fields_only or bool(options.blank_fields) or bool(contract.claim)
 
 
 def _quarantine_text(contract: Contract, raw: str, options: LoadOptions) -> str:
@@ -134,6 +139,8 @@ def _quarantine_text(contract: Contract, raw: str, options: LoadOptions) -> str:
         text = f"case when {is_object} then json_object({', '.join(pairs)})::varchar end"
     for name in options.blank_fields:
         text = f"case when {is_object} then json_remove({text}, {sql_literal('$.' + name)})::varchar end"
+    if contract.claim:  # a line that is no JSON object claims nothing: it may be anyone's message
+        text = f"case when {is_object} then {text} end"
     return text
 
 
@@ -244,11 +251,14 @@ class Load:
         """
         try:
             refuse_bad_rows = "case when _reason <> '' then error('row breaks the contract') else true end"
-            read = self._insert_valid(f"({validated}) as checked where {refuse_bad_rows}")
+            inserted = self._insert_valid(f"({validated}) as checked where {refuse_bad_rows} and not _skip")
+            skipped = 0
+            if self.contract.claim:  # the records of others were read too: count them (a second pass)
+                (skipped,) = self.con.execute(f"select count(*) from ({validated}) where _skip").fetchall()[0]
         except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
             self.contract_breach = "row breaks the contract" in str(exc)
             return False  # a malformed line, or a row that breaks the contract: read it again batch by batch
-        self._count(read, 0, read)
+        self._count(inserted + skipped, 0, inserted, skipped=skipped)
         return True
 
     def _land(self, batch: pa.Table, validate_sql: str, raw_sql: str | None) -> None:
@@ -256,16 +266,22 @@ class Load:
         con.register("_chunk", batch)
         try:
             con.execute(f"create or replace temp table _batch as {validate_sql}")
-            read, bad = con.execute("select count(*), count(*) filter (where _reason <> '') from _batch").fetchall()[0]
+            read, bad, skipped = con.execute(
+                "select count(*), count(*) filter (where _reason <> ''), count(*) filter (where _skip) from _batch"
+            ).fetchall()[0]
             quarantined = self._quarantine(raw_sql) if bad else 0
-            inserted = self._insert_valid("_batch where _reason = ''")
+            inserted = self._insert_valid("_batch where _reason = '' and not _skip")
         finally:
             _unregister(con, "_chunk")
-        self._count(read, quarantined, inserted, already_quarantined=bad - quarantined)
+        self._count(read, quarantined, inserted, already_quarantined=bad - quarantined, skipped=skipped)
 
-    def _count(self, read: int, quarantined: int, inserted: int, already_quarantined: int = 0) -> None:
-        """Rows read, quarantined and inserted so far; duplicates of landed rows are settled when the load ends."""
+    def _count(
+        self, read: int, quarantined: int, inserted: int, already_quarantined: int = 0, skipped: int = 0
+    ) -> None:
+        """Rows read, quarantined, inserted and skipped so far; duplicates of landed rows are settled when the load
+        ends."""
         self.result.rows_read += read
+        self.result.rows_skipped += skipped
         self.result.quarantined += quarantined
         self.result.duplicates += already_quarantined  # a bad row seen before: quarantined once only
         self.result.loaded += inserted
@@ -388,8 +404,8 @@ class Load:
             """
             insert into raw.load_manifest (load_id, source, target_table, uri, checksum, size_bytes, rows_read,
                 rows_loaded, rows_quarantined, rows_duplicate, started_at, finished_at,
-                start_offset, end_offset, end_line, prefix_fingerprint)
-            values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                start_offset, end_offset, end_line, prefix_fingerprint, rows_skipped, rows_removed)
+            values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 self.load_id,
@@ -408,6 +424,8 @@ class Load:
                 span and span.end_offset,
                 span and span.end_line,
                 span and span.prefix_fingerprint,
+                r.rows_skipped,
+                r.rows_removed,
             ],
         )
 
@@ -442,7 +460,8 @@ def unusable_inputs(con: duckdb.DuckDBPyConnection, results: list[LoadResult]) -
     most likely). Its rows are in the quarantine, as always."""
     lines = []
     for r in results:
-        if r.skipped or not r.rows_read or r.loaded or r.duplicates or r.quarantined < r.rows_read:
+        claimed = r.rows_read - r.rows_skipped  # the records that are this source's
+        if r.skipped or not claimed or r.loaded or r.duplicates or r.quarantined < claimed:
             continue
         first = con.execute(
             "select reason from raw.quarantine where load_id = ? order by line_number nulls last, record_key limit 1",
@@ -450,7 +469,7 @@ def unusable_inputs(con: duckdb.DuckDBPyConnection, results: list[LoadResult]) -
         ).fetchall()
         reason = first[0][0] if first else "unknown"
         lines.append(
-            f"{r.uri}: none of its {r.rows_read:,} row(s) matched the {r.source} contract of raw.{r.table} "
+            f"{r.uri}: none of its {claimed:,} row(s) matched the {r.source} contract of raw.{r.table} "
             f"(first: {reason}); is it the right file for this source?"
         )
     return lines

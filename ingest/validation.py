@@ -9,8 +9,9 @@ The database does the row work: Python only writes the SQL. Two kinds of batch:
 * Typed batches (SQLite, PostgreSQL): a relation whose columns already carry
   the field names; values are cast and checked the same way.
 
-The statement returns `_line`, `_uri`, `_reason` ('' when the row is valid)
-and one column per contract field, parsed to its warehouse type.
+The statement returns `_line`, `_uri`, `_reason` ('' when the row is valid),
+`_skip` (a parsed record that is not the source's own: `Contract.claim`) and
+one column per contract field, parsed to its warehouse type.
 """
 
 from __future__ import annotations
@@ -229,6 +230,22 @@ def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None) 
     """
 
 
+def _claim_sql(contract: Contract) -> str:
+    """SQL: the parsed record claims to be one of the contract's records (true when the contract claims all)."""
+    if not contract.claim:
+        return "true"
+    kinds = {fld.name: fld.kind for fld in contract.fields}
+    claims = []
+    for name, values in contract.claim:
+        j = quote("j__" + name)
+        listed = "[" + ", ".join(sql_literal(v) for v in values) + "]"
+        if kinds[name] == "string_list":
+            claims.append(f"coalesce(list_has_any(try_cast({j} as varchar[]), {listed}), false)")
+        else:
+            claims.append(f"coalesce(({j} ->> '$') in ({', '.join(sql_literal(v) for v in values)}), false)")
+    return "(" + " or ".join(claims) + ")"
+
+
 def json_batch_sql(contract: Contract, parsed_sql: str) -> str:
     """Validate parsed JSON records (`_line, _uri, _parse_error, _s`) against a contract."""
     parsed_cols, typed_cols, checks = [], [], []
@@ -263,16 +280,20 @@ def json_batch_sql(contract: Contract, parsed_sql: str) -> str:
             select *, {", ".join(typed_cols)}
             from fields
         ),
+        claimed as (
+            select *, _parse_error is null and not {_claim_sql(contract)} as _skip
+            from typed
+        ),
         checked as (
             select *,
                 case
                     when _parse_error is not null then _parse_error
-                    when {_all_pass(checks)} then ''
+                    when _skip or {_all_pass(checks)} then ''
                     else concat_ws('; ', {", ".join(checks)})
                 end as _reason
-            from typed
+            from claimed
         )
-        select _line, _uri, _reason, {", ".join(_finals(contract))}
+        select _line, _uri, _reason, _skip, {", ".join(_finals(contract))}
         from checked
     """
 
@@ -316,6 +337,6 @@ def typed_batch_sql(contract: Contract, relation: str, column_types: dict[str, s
             select *, concat_ws('; ', {", ".join(checks)}) as _reason
             from typed
         )
-        select _line, _uri, _reason, {", ".join(_finals(contract))}
+        select _line, _uri, _reason, false as _skip, {", ".join(_finals(contract))}
         from checked
     """

@@ -78,6 +78,7 @@ from warehouse.sql import quote, sql_literal
 USER_COLUMNS: dict[str, list[tuple[str, str]]] = {
     "session_feedback": [("user_id_or_null", "delete")],
     "turn_reactions": [("user_id", "delete")],
+    "reaction_index": [("user_id", "delete")],
     "workspace_feedback": [("created_by", "delete"), ("reviewed_by_user_id", "null")],
     "workspace_eval_runs": [("created_by", "null")],
 }

@@ -83,6 +83,11 @@ class Contract:
     mutable: bool = False
     # rows move on to the Parquet archive of `purge`: a key found there is a duplicate too
     archived_by_purge: bool = False
+    # what makes a record one of this source's records, where a source's files also hold others (a blob tree
+    # holds every message of a conversation): field -> the values that claim it (a string field equal to one,
+    # a list field containing one). A parsed record that claims none is skipped: counted in the manifest
+    # (rows_skipped), its text and path never stored. Empty: every record of the input is this source's.
+    claim: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def columns(self) -> list[str]:
@@ -151,10 +156,14 @@ def _reaction_paths(*tail: str) -> tuple[tuple[str, ...], ...]:
     return (_PAYLOAD + tail, tail)
 
 
+REACTION_KIND = "turn.log.reaction"  # meta.kind of a reaction blob (conversation_store.put_message)
+REACTION_TAGS = ("artifact:turn.log.reaction", "kind:turn.log.reaction")  # the index tag, and its legacy spelling
+
 TURN_REACTIONS = Contract(
     source="reactions",
     table="turn_reactions",
     key="rn",
+    claim=(("kind", (REACTION_KIND,)), ("tags", REACTION_TAGS)),
     fields=(
         Field("rn", "string", paths=_reaction_paths("meta", "rn"), required=True),
         Field("tenant", "string", paths=(("tenant",), ("tenant_id",), ("payload", "tenant"))),
@@ -194,6 +203,38 @@ TURN_REACTIONS = Contract(
         ),
         Field("ts", "timestamp", paths=_reaction_paths("reaction", "ts") + (("ts",),), required=True),
         Field("text", "string", paths=_reaction_paths("reaction", "text"), free_text=True),
+    ),
+)
+
+# The platform's index (`conv_messages` in each schema kdcube_<tenant>_<project>): one row per reaction
+# artifact while it is active. `ingest.sources.reaction_index` reads the reaction rows and hands each on as an
+# envelope: the row's columns, `reaction` (the JSON in `text`: turn_id, text, confidence, ts, reaction, origin),
+# the tags' origin and turn, tenant and project from the blob path in hosted_uri (else the schema name) and `rn`,
+# the resource name of the blob the row points at (as storage/rn.py's rn_message writes it).
+REACTION_INDEX = Contract(
+    source="reactions",
+    table="reaction_index",
+    key="index_key",
+    fields=(
+        Field("index_key", "string", required=True),  # <schema>:<id>
+        Field("schema_name", "string", required=True),
+        Field("index_id", "int", required=True),
+        Field("rn", "string", required=True),
+        Field("tenant", "string"),
+        Field("project", "string"),
+        Field("user_id", "string"),
+        Field("conversation_id", "string", required=True),
+        Field("bundle_id", "string"),
+        Field("turn_id", "string", paths=(("turn_id",), ("reaction", "turn_id"), ("tag_turn",)), required=True),
+        Field("message_id", "string"),
+        Field("user_type", "string"),
+        Field("tags", "string_list"),
+        Field("origin", "string", paths=(("reaction", "origin"), ("tag_origin",)), required=True, enum=ORIGINS),
+        Field("reaction", "string", paths=(("reaction", "reaction"),), enum=REACTIONS),
+        Field("confidence", "float", paths=(("reaction", "confidence"),), minimum=0, maximum=1),
+        Field("ts", "timestamp", paths=(("reaction", "ts"), ("index_ts",)), required=True),
+        Field("index_ts", "timestamp"),
+        Field("text", "string", paths=(("reaction", "text"),), free_text=True),
     ),
 )
 
@@ -268,6 +309,6 @@ WORKSPACE_CONTRACTS = {
 }
 
 # every contract, in the order of the raw tables: one raw table each
-CONTRACTS = (ANALYZER_EVENTS, SESSION_FEEDBACK, TURN_REACTIONS, *WORKSPACE_CONTRACTS.values())
+CONTRACTS = (ANALYZER_EVENTS, SESSION_FEEDBACK, TURN_REACTIONS, *WORKSPACE_CONTRACTS.values(), REACTION_INDEX)
 # the one contract whose rows `purge` moves on to the Parquet archive
 (ARCHIVED_BY_PURGE,) = (contract for contract in CONTRACTS if contract.archived_by_purge)

@@ -55,9 +55,18 @@ def _field_column(field: Field) -> Column:
     )
 
 
+# what a later load learns about a row already landed: the platform's index row is gone (a newer user reaction
+# replaced it, or a clear removed it) from the load `_removed_by_load`, which started at `_removed_at`
+REMOVAL = (
+    Column("_removed_at", "timestamp"),
+    Column("_removed_by_load", "varchar"),
+)
+LATER_LINEAGE: dict[str, tuple[Column, ...]] = {"reaction_index": REMOVAL}
+
+
 def contract_columns(contract: Contract) -> tuple[Column, ...]:
     """The raw table of a contract: its fields, then the lineage columns."""
-    return (*(_field_column(field) for field in contract.fields), *LINEAGE)
+    return (*(_field_column(field) for field in contract.fields), *LINEAGE, *LATER_LINEAGE.get(contract.table, ()))
 
 
 # the tables the sources land in, natural key noted in each contract
@@ -96,6 +105,11 @@ BOOKKEEPING_TABLES: dict[str, tuple[Column, ...]] = {
         Column("end_offset", "bigint"),
         Column("end_line", "bigint"),
         Column("prefix_fingerprint", "varchar"),
+        # records read that are not this source's (a blob tree's messages and turn logs beside the reactions):
+        # rows read = loaded + quarantined + duplicate + skipped
+        Column("rows_skipped", "bigint"),
+        # index rows landed earlier that this load found gone from the source (raw.reaction_index._removed_at)
+        Column("rows_removed", "bigint"),
     ),
     # one row per retention policy applied
     "purge_log": (

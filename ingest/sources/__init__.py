@@ -17,8 +17,10 @@ def ingest_source(
     dsn: str | None,
     no_snippets: bool,
     progress: LoadProgress,
+    schemas: tuple[str, ...] = (),
 ) -> list[LoadResult]:
-    """Land one source family from a path and/or a PostgreSQL DSN (a config section's entry)."""
+    """Land one source family from a path and/or a PostgreSQL DSN (a config section's entry); `schemas` narrows
+    the reaction index to those schemas."""
     from ingest.sources.analyzer import ingest_analyzer
     from ingest.sources.reactions import ingest_reactions
     from ingest.sources.session_feedback import ingest_session_feedback
@@ -27,9 +29,10 @@ def ingest_source(
     if section == "analyzer":
         options = LoadOptions(blank_fields=("user_message_snippet",) if no_snippets else ())
         return ingest_analyzer(con, [path], options, progress)
+    if section == "reactions":
+        return ingest_reactions(con, path, dsn, LoadOptions(), progress, list(schemas) or None)
     readers = {
         "session_feedback": ingest_session_feedback,
-        "reactions": ingest_reactions,
         "workspace": ingest_workspace,
     }
     return readers[section](con, path, dsn, LoadOptions(), progress)
@@ -51,7 +54,13 @@ def ingest_configured_sources(db: Path, config_file: Path | None) -> str:
         for entry in entries:  # each load is atomic: a failing source does not stop the others
             try:
                 loaded = ingest_source(
-                    con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, LoadProgress(enabled=False)
+                    con,
+                    entry.section,
+                    entry.path,
+                    entry.postgres_dsn,
+                    entry.no_snippets,
+                    LoadProgress(enabled=False),
+                    entry.schemas,
                 )
             except UserError as exc:
                 failures.append(f"{entry.section}: {exc}")

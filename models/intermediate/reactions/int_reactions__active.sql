@@ -1,6 +1,7 @@
--- The reactions that count, as of the report instant: each user's latest
--- reaction per turn unless it was cleared, and machine reactions at or above
--- `machine_confidence_threshold` (see int_reactions__history).
+-- The reactions that count, as of the report instant (int_reactions__history):
+-- where the index decides, those whose index row exists by then; each user's
+-- latest reaction per turn, and machine reactions at or above
+-- `machine_confidence_threshold`, a null one as neutral (counted_reaction).
 
 with history as (
     select * from {{ ref('int_reactions__history') }}
@@ -19,10 +20,12 @@ active as (
         user_type,
         origin,
         reaction,
+        counted_reaction,
         confidence,
         reacted_at,
         comment_text,
-        has_legacy_tag
+        has_legacy_tag,
+        active_part
     from history
     where is_active
 )

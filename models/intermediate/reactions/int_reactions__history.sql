@@ -1,27 +1,70 @@
 -- Every turn reaction given up to the report instant (reacted_at <= as_of),
--- with whether it counts. A user has one active reaction per turn: the latest
--- of their reactions on (conversation_id, turn_id, user_id), unless it is a
--- clear (reaction null), which removes it; each earlier one was replaced by
--- the next (replaced_by_rn). Machine reactions are additive: each is active
--- when its confidence reaches `machine_confidence_threshold`. Reactions at
--- the same instant are ordered by their rn.
+-- with whether it counts. Which part decides is the reaction's active_part
+-- (int_reactions__unified):
 --
--- The order comes from int_reactions__sequenced (every stored reaction with
--- its neighbours): a reaction's next one follows it only when it was given
--- by as_of too (every later one then is after as_of as well), and its
--- previous one always was. A view: the cut is a filter on the stored table.
+-- - `index` (the warehouse holds the platform's index for its tenant and
+--   project): a reaction is active while its index row exists, that is, it
+--   was indexed and not found gone (index_removed_at) by as_of; of a user's
+--   reactions on a turn only the latest by as_of counts, so a replacement
+--   ends the older one at the newer one's instant (the load that found the
+--   older row gone came later).
+-- - `blobs`: a user has one active reaction per turn, the latest of their
+--   reactions on (conversation_id, turn_id, user_id), unless it is a clear
+--   (a null user reaction, as older exports write one), which removes it.
+--
+-- Either way machine reactions are additive, each active when its confidence
+-- reaches `machine_confidence_threshold`, and a machine reaction without a
+-- value counts as neutral (counted_reaction), as the platform's own
+-- conversations-in-period report counts it. Each earlier user reaction was
+-- replaced by the next (replaced_by_rn); reactions at the same instant are
+-- ordered by their rn.
+--
+-- The order comes from int_reactions__sequenced (every reaction with its
+-- neighbours): a reaction's next one follows it only when it was given by
+-- as_of too (every later one then is after as_of as well), and its previous
+-- one always was. Fields and status come from int_reactions__unified, so a
+-- reaction the index later removed is current here. A view: the cut is a
+-- filter on the stored table.
 
 with sequenced as (
     select * from {{ ref('int_reactions__sequenced') }}
 ),
 
+unified as (
+    select * from {{ ref('int_reactions__unified') }}
+),
+
 reacted_by_as_of as (
     select
-        *,
-        origin = 'user' as is_user_reaction,
-        case when next_reacted_at <= {{ as_of_timestamp() }} then next_rn end as next_rn_by_as_of
+        unified.reaction_rn,
+        unified.tenant,
+        unified.project,
+        unified.user_id,
+        unified.conversation_id,
+        unified.bundle_id,
+        unified.turn_id,
+        unified.track_id,
+        unified.user_type,
+        unified.origin,
+        unified.reaction,
+        unified.is_clear,
+        unified.confidence,
+        unified.reacted_at,
+        unified.comment_text,
+        unified.has_legacy_tag,
+        unified.active_part,
+        unified.is_indexed,
+        unified.index_removed_at,
+        unified.origin = 'user' as is_user_reaction,
+        sequenced.previous_rn,
+        sequenced.previous_reaction,
+        case
+            when sequenced.next_reacted_at <= {{ as_of_timestamp() }} then sequenced.next_rn
+        end as next_rn_by_as_of
     from sequenced
-    where reacted_at <= {{ as_of_timestamp() }}
+    inner join unified
+        on sequenced.reaction_rn = unified.reaction_rn
+    where unified.reacted_at <= {{ as_of_timestamp() }}
 ),
 
 user_sequence as (
@@ -30,7 +73,9 @@ user_sequence as (
         is_user_reaction and next_rn_by_as_of is null as is_latest_user_reaction_for_turn,
         case when is_user_reaction then next_rn_by_as_of end as replaced_by_rn,
         case when is_user_reaction then previous_rn end as previous_user_rn,
-        case when is_user_reaction then previous_reaction end as previous_user_reaction
+        case when is_user_reaction then previous_reaction end as previous_user_reaction,
+        coalesce(index_removed_at <= {{ as_of_timestamp() }}, false) as is_removed_from_index,
+        coalesce(confidence >= {{ var('machine_confidence_threshold') }}, false) as is_confident
     from reacted_by_as_of
 ),
 
@@ -47,11 +92,16 @@ classified as (
         user_type,
         origin,
         reaction,
+        -- what the counts use: a machine reaction without a value is neutral
+        coalesce(reaction, 'neutral') as counted_reaction,
         is_clear,
         confidence,
         reacted_at,
         comment_text,
         has_legacy_tag,
+        active_part,
+        is_indexed,
+        is_removed_from_index,
         is_latest_user_reaction_for_turn,
         replaced_by_rn,
         previous_user_rn,
@@ -66,8 +116,9 @@ classified as (
         ) as is_replacement,
         case
             when is_clear then false
+            when active_part = 'index' and not (is_indexed and not is_removed_from_index) then false
             when is_user_reaction then is_latest_user_reaction_for_turn
-            else coalesce(confidence >= {{ var('machine_confidence_threshold') }}, false)
+            else is_confident
         end as is_active
     from user_sequence
 )

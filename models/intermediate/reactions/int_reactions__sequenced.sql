@@ -1,4 +1,5 @@
--- Every stored turn reaction, whatever the report instant, with its
+-- Every turn reaction (int_reactions__unified: the blobs' and the index's,
+-- once each), whatever the report instant, with its
 -- neighbours in its sequence: the reactions of one (conversation_id,
 -- turn_id, user_id, origin), ordered by reacted_at, then rn. next_rn and
 -- next_reacted_at name the reaction that follows it, previous_rn and
@@ -36,13 +37,13 @@
 {{
     config(
         incremental_strategy='append',
-        pre_hook="{{ delete_changed_rows(ref('stg_reactions__turn_reactions'), 'reaction_rn', "
+        pre_hook="{{ delete_changed_rows(ref('int_reactions__unified'), 'reaction_rn', "
             ~ (reaction_columns | tojson) ~ ", " ~ (sequence_columns | tojson) ~ ") }}",
     )
 }}
 
 with reactions as (
-    select * from {{ ref('stg_reactions__turn_reactions') }}
+    select * from {{ ref('int_reactions__unified') }}
 ),
 
 not_yet_held as (

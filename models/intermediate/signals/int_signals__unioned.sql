@@ -56,7 +56,7 @@ reaction_signals as (
         {{ dbt.concat(["'turn_reactions:'", 'reaction_rn']) }} as signal_id,
         'turn_reactions' as source_system,
         'reactions' as rating_source_system,
-        reaction as source_label,
+        counted_reaction as source_label,
         reacted_at as occurred_at,
         tenant as source_tenant_id,
         'turn' as subject_type,

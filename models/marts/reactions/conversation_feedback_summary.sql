@@ -24,9 +24,10 @@ counts_per_conversation as (
         -- `user` and `machine` are the report's names (not reserved in DuckDB or Spark)
         count(case when origin = 'user' then 1 end) as user,  -- noqa: RF04
         count(case when origin = 'machine' then 1 end) as machine,
-        count(case when reaction = 'ok' then 1 end) as ok,
-        count(case when reaction = 'not_ok' then 1 end) as not_ok,
-        count(case when reaction = 'neutral' then 1 end) as neutral,
+        count(case when counted_reaction = 'ok' then 1 end) as ok,
+        count(case when counted_reaction = 'not_ok' then 1 end) as not_ok,
+        -- a machine reaction without a value is neutral (counted_reaction), as in the platform's report
+        count(case when counted_reaction = 'neutral' then 1 end) as neutral,
         min(reacted_at) as first_activity_at,
         count(distinct turn_id) as turns_with_feedback
     from active

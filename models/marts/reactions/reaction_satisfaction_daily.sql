@@ -11,9 +11,10 @@ counts_per_day_and_origin as (
     select
         cast(reacted_at as date) as reaction_date,
         origin,
-        count(case when reaction = 'ok' then 1 end) as ok,
-        count(case when reaction = 'not_ok' then 1 end) as not_ok,
-        count(case when reaction = 'neutral' then 1 end) as neutral,
+        count(case when counted_reaction = 'ok' then 1 end) as ok,
+        count(case when counted_reaction = 'not_ok' then 1 end) as not_ok,
+        -- a machine reaction without a value is neutral (counted_reaction)
+        count(case when counted_reaction = 'neutral' then 1 end) as neutral,
         count(*) as reactions
     from active
     group by cast(reacted_at as date), origin

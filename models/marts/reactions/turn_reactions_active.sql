@@ -23,6 +23,7 @@ report_rows as (
         active.turn_id,
         active.origin,
         active.reaction,
+        active.counted_reaction,
         active.confidence,
         active.reacted_at,
         active.reaction_rn as rn,
@@ -31,6 +32,7 @@ report_rows as (
         active.bundle_id,
         active.track_id,
         active.user_type,
+        active.active_part,
         cast(active.reacted_at as date) as reaction_date
     from active
     left join tenants

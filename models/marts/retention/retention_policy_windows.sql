@@ -24,6 +24,10 @@ reactions as (
     select * from {{ ref('stg_reactions__turn_reactions') }}
 ),
 
+reaction_index_rows as (
+    select * from {{ ref('stg_reactions__index_rows') }}
+),
+
 workspace_feedback as (
     select * from {{ ref('stg_workspace__feedback') }}
 ),
@@ -74,6 +78,13 @@ dated_rows as (
         'all' as scope,
         reacted_at as dated_at
     from reactions
+    where reacted_at <= {{ as_of_timestamp() }}
+    union all
+    select
+        'reaction_index' as raw_table,
+        'all' as scope,
+        reacted_at as dated_at
+    from reaction_index_rows
     where reacted_at <= {{ as_of_timestamp() }}
     union all
     select

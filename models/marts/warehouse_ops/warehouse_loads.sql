@@ -16,6 +16,8 @@ loads as (
         rows_loaded,
         rows_quarantined,
         rows_duplicate,
+        rows_skipped,
+        rows_removed,
         {{ seconds_between('started_at', 'finished_at') }} as seconds
     from manifest
 )

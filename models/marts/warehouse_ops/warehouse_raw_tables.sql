@@ -17,6 +17,10 @@ turn_reactions as (
     select * from {{ ref('stg_reactions__turn_reactions') }}
 ),
 
+reaction_index as (
+    select * from {{ ref('stg_reactions__index_rows') }}
+),
+
 workspace_feedback as (
     select * from {{ ref('stg_workspace__feedback') }}
 ),
@@ -32,7 +36,7 @@ workspace_eval_runs as (
 tables as (
     {%- for table in [
         'analyzer_events', 'session_feedback', 'turn_reactions',
-        'workspace_feedback', 'workspace_sessions', 'workspace_eval_runs',
+        'workspace_feedback', 'workspace_sessions', 'workspace_eval_runs', 'reaction_index',
     ] %}
         {%- if not loop.first %}
             union all
@@ -41,6 +45,11 @@ tables as (
             '{{ table }}' as raw_table,
             {{ loop.index }} as table_order,
             count(*) as row_count,
+            {%- if table == 'reaction_index' %}
+                count(removed_at) as removed_rows,
+            {%- else %}
+                cast(null as {{ dbt.type_bigint() }}) as removed_rows,
+            {%- endif %}
             max(loaded_at) as last_loaded_at
         from {{ table }}
     {%- endfor %}

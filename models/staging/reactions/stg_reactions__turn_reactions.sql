@@ -1,7 +1,9 @@
 -- One row per reaction artifact (raw.turn_reactions, already unique on rn),
 -- every one kept: replaced and cleared user reactions too (which reaction is
--- active is decided downstream). Enums lower-cased; a null reaction is a
--- clear; a user reaction without a confidence counts as 1.0 (users are
+-- active is decided downstream). Enums lower-cased; a null user reaction is a
+-- clear (the platform writes none: an older export's way of saying it), a
+-- null machine reaction is a reaction without a value (counted as neutral
+-- downstream); a user reaction without a confidence counts as 1.0 (users are
 -- certain, upstream contract); the historical wrong tag is folded into
 -- has_legacy_tag.
 
@@ -17,7 +19,7 @@ normalised as (
         lower(trim(origin)) as origin_normalised,
         lower(trim(reaction)) as reaction_normalised,
         lower(trim(user_type)) as user_type_normalised,
-        reaction is null as is_clear,
+        lower(trim(origin)) = 'user' and reaction is null as is_clear,
         case
             when lower(trim(origin)) = 'user' then coalesce(confidence, 1.0)
             else confidence

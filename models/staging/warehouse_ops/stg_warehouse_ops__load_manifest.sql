@@ -1,5 +1,6 @@
 -- One row per file or table a load read (raw.load_manifest), as the loader
--- wrote it.
+-- wrote it; loads by versions that neither skipped records nor noticed
+-- removals have 0 of each.
 
 with source as (
     select * from {{ source('warehouse_ops', 'load_manifest') }}
@@ -17,6 +18,8 @@ renamed as (
         rows_loaded,
         rows_quarantined,
         rows_duplicate,
+        coalesce(rows_skipped, 0) as rows_skipped,
+        coalesce(rows_removed, 0) as rows_removed,
         started_at,
         finished_at
     from source

@@ -8,6 +8,7 @@ with row_counts as (
         ('analyzer', ['analyzer_events', 'analyzer_events_archive'], 'stg_analyzer__events'),
         ('session_feedback', 'session_feedback', 'stg_session_feedback__records'),
         ('reactions', 'turn_reactions', 'stg_reactions__turn_reactions'),
+        ('reactions', 'reaction_index', 'stg_reactions__index_rows'),
         ('workspace', 'workspace_feedback', 'stg_workspace__feedback'),
         ('workspace', 'workspace_sessions', 'stg_workspace__sessions'),
         ('workspace', 'workspace_eval_runs', 'stg_workspace__eval_runs'),

@@ -14,6 +14,7 @@ expected_policies as (
         ('analyzer_events_archive', 'timestamp'),
         ('analyzer_events', 'timestamp'),
         ('turn_reactions', 'ts'),
+        ('turn_reaction_index', 'ts'),
         ('workspace_feedback', 'created_at'),
         ('golden_sessions', 'created_at'),
         ('replay_sessions', 'created_at'),

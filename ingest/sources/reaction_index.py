@@ -1,0 +1,247 @@
+"""Source 2's authority: the platform's reaction index, `conv_messages` in each `kdcube_<tenant>_<project>` schema.
+
+The index decides which reactions are active (upstream `ctx_rag.py`): a new user
+reaction deletes that user's earlier reaction rows of the turn, a clear deletes
+them and writes nothing, and the blobs stay in storage for ever. So a row that
+disappears between two loads was cleared or replaced: the load that notices it
+stamps the landed row `_removed_at` (its own start), never deleting it, so a
+past `as_of` still counts the reaction as it was then.
+
+Each load of a schema reads what changed only. It asks the server for one
+summary row per conversation (count, sum and md5 of the reaction rows' ids: a
+GIN-indexed scan that transfers one row per conversation), compares it with
+the same summary of the rows landed and not removed, and reads rows only for
+the conversations whose summary differs: the rows it lacks land, the landed
+rows the server no longer has are removed. Ids are a bigserial, so a changed
+set of ids changes the summary.
+
+What a reaction row holds (upstream `conv_index.py` add_message, called by
+`ctx_rag.py` append_reaction_to_turn_log): role `artifact`, tags
+`artifact:turn.log.reaction`, `turn:<turn_id>`, `origin:<user|machine>`, `ts`
+the reaction's ts, `text` the reaction object as JSON, `hosted_uri` the blob
+(`.../cb/tenants/<t>/projects/<p>/conversation/<user or fingerprint>/<conversation>/<turn>/<message_id>.json`).
+There is no tenant or project column: they come from the blob path, else from
+the schema name (`kdcube_<tenant>_<project>`, split at its first `_`). The
+blob's resource name `rn` is rebuilt as `storage/rn.py` rn_message writes it,
+so a reaction read from the index and from its blob is one reaction.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import duckdb
+import pyarrow as pa
+
+from ingest.databases import PostgresTable, redact_dsn
+from ingest.jsonl import BATCH_SCHEMA
+from ingest.load import Load, LoadOptions, LoadResult
+from ingest.progress import LoadProgress
+from warehouse.contracts import REACTION_INDEX, REACTION_TAGS
+from warehouse.errors import UserError
+from warehouse.sql import quote, sql_literal
+
+TABLE = "conv_messages"
+SCHEMA_PREFIX = "kdcube_"
+REACTION_ROWS = "role = 'artifact' and tags && array[{}]::text[]".format(", ".join(f"'{t}'" for t in REACTION_TAGS))
+# the columns read (never the embedding, the search vector or anchors); ts in UTC to the microsecond
+ROW_COLUMNS = """
+    id, user_id, bundle_id, conversation_id, message_id, turn_id, user_type, tags, hosted_uri, text,
+    to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ts
+"""
+IDS_PER_QUERY = 20_000  # conversations named in one query
+
+
+class IndexDatabase(PostgresTable):
+    """A PostgreSQL database holding the platform's index schemas."""
+
+    def __init__(self, dsn: str) -> None:
+        super().__init__(dsn, TABLE)
+
+    def query(self, sql: str, parameters: tuple = ()) -> pa.Table:
+        with self._connect() as conn, conn.cursor() as cur:
+            try:
+                cur.execute(sql, parameters=parameters or None)
+                return cur.fetch_arrow_table()
+            except Exception as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+                raise UserError(f"cannot read the reaction index from {redact_dsn(self.dsn)}: {first}") from None
+
+    def schemas(self, only: list[str] | None = None) -> list[str]:
+        """Every `kdcube_*` schema with a conv_messages table, or those of `only` (each must be one)."""
+        found = (
+            self.query(
+                "select table_schema from information_schema.tables "
+                "where table_name = $1 and table_schema like 'kdcube\\_%' order by 1",
+                (TABLE,),
+            )
+            .column(0)
+            .to_pylist()
+        )
+        if only:
+            missing = [s for s in only if s not in found]
+            if missing:
+                raise UserError(
+                    f"no {missing[0]}.{TABLE} in PostgreSQL database {redact_dsn(self.dsn)}: "
+                    f"the index schemas there are {', '.join(found) or 'none'}"
+                )
+            return list(dict.fromkeys(only))
+        if not found:
+            raise UserError(
+                f"no reaction index in PostgreSQL database {redact_dsn(self.dsn)}: no kdcube_<tenant>_<project> "
+                f"schema has a {TABLE} table (check the DSN's database)"
+            )
+        return found
+
+
+def _summary_sql(table: str, id_column: str, where: str) -> str:
+    """One row per conversation: how many reaction rows, the sum and the md5 of their ids (text: no overflow)."""
+    return f"""
+        select conversation_id, count(*)::bigint as n, cast(sum({id_column}) as varchar) as id_sum,
+               md5(string_agg(cast({id_column} as varchar), ',' order by {id_column})) as id_md5
+        from {table} where {where} group by conversation_id
+    """
+
+
+def _changed_conversations(con: duckdb.DuckDBPyConnection, source: pa.Table, schema: str) -> tuple[list[str], bool]:
+    """The conversations whose reaction rows differ between the server and the warehouse; and whether the
+    warehouse holds none of the schema yet (then everything is read in one query)."""
+    landed_rows = f"raw.{REACTION_INDEX.table}"
+    where = f"schema_name = {sql_literal(schema)} and _removed_at is null"
+    con.register("_source_summary", source)
+    try:
+        first = not con.execute(f"select 1 from {landed_rows} where {where} limit 1").fetchall()
+        changed = con.execute(
+            f"""
+            with landed as ({_summary_sql(landed_rows, "index_id", where)})
+            select coalesce(s.conversation_id, l.conversation_id)
+            from _source_summary as s
+            full join landed as l on s.conversation_id = l.conversation_id
+            where s.n is distinct from l.n or s.id_sum is distinct from l.id_sum or s.id_md5 is distinct from l.id_md5
+            """
+        ).fetchall()
+    finally:
+        con.unregister("_source_summary")
+    return [row[0] for row in changed], first
+
+
+def _read_rows(db: IndexDatabase, schema: str, conversations: list[str], everything: bool) -> pa.Table:
+    table = f"{quote(schema)}.{TABLE}"
+    if everything:
+        return db.query(f"select {ROW_COLUMNS} from {table} where {REACTION_ROWS} order by id")
+    parts = []
+    for start in range(0, len(conversations), IDS_PER_QUERY):
+        named = json.dumps(conversations[start : start + IDS_PER_QUERY])
+        parts.append(
+            db.query(
+                f"select {ROW_COLUMNS} from {table} where {REACTION_ROWS} "
+                "and conversation_id in (select jsonb_array_elements_text($1::jsonb)) order by id",
+                (named,),
+            )
+        )
+    return pa.concat_tables(parts) if parts else None
+
+
+def _envelopes_sql(schema: str, uri: str) -> str:
+    """The rows read (`_index_rows`: every reaction row of the changed conversations) as envelope JSON for the
+    REACTION_INDEX contract; the rows landed before are the load's duplicates."""
+    fallback_tenant = schema.removeprefix(SCHEMA_PREFIX).split("_", 1)[0]
+    fallback_project = schema.removeprefix(SCHEMA_PREFIX).split("_", 1)[-1]
+    return f"""
+        with rows as (
+            select *,
+                string_split(regexp_extract(hosted_uri, '/conversation/(.*)$', 1), '/') as path_parts,
+                nullif(url_decode(regexp_extract(hosted_uri, '/tenants/([^/]+)/projects/', 1)), '') as path_tenant,
+                nullif(url_decode(regexp_extract(hosted_uri, '/projects/([^/]+)/conversation/', 1)), '')
+                    as path_project,
+                case when text like '{{%' then text else substr(text, strpos(text, '{{')) end as reaction_text
+            from _index_rows
+        ),
+        located as (
+            select *,
+                coalesce(path_tenant, {sql_literal(fallback_tenant)}) as tenant,
+                coalesce(path_project, {sql_literal(fallback_project)}) as project,
+                case when len(path_parts) >= 4 then url_decode(path_parts[-4]) end as path_user,
+                coalesce(message_id, regexp_extract(hosted_uri, '/([^/]+)\\.json$', 1)) as message_name,
+                nullif(substr(list_filter(tags, lambda t: t like 'turn:%')[1], 6), '') as tag_turn,
+                nullif(substr(list_filter(tags, lambda t: t like 'origin:%')[1], 8), '') as tag_origin
+            from rows
+        )
+        select
+            row_number() over (order by id)::bigint as _line,
+            {sql_literal(uri)} as _uri,
+            json_object(
+                'index_key', {sql_literal(schema + ":")} || id,
+                'schema_name', {sql_literal(schema)},
+                'index_id', id,
+                'rn', 'ef:' || tenant || ':' || project || ':chatbot:message:'
+                    || url_encode(coalesce(path_user, user_id, '')) || ':' || conversation_id || ':'
+                    || coalesce(turn_id, tag_turn) || ':artifact:' || message_name,
+                'tenant', tenant,
+                'project', project,
+                'user_id', coalesce(path_user, user_id),
+                'conversation_id', conversation_id,
+                'bundle_id', bundle_id,
+                'turn_id', turn_id,
+                'tag_turn', tag_turn,
+                'message_id', message_name,
+                'user_type', user_type,
+                'tags', tags,
+                'tag_origin', tag_origin,
+                'index_ts', ts,
+                'reaction', case when json_valid(reaction_text) then json(reaction_text) end
+            )::varchar as _raw,
+            true as _utf8_ok,
+            null::blob as _raw_bytes
+        from located
+    """
+
+
+def _load_schema(
+    con: duckdb.DuckDBPyConnection, db: IndexDatabase, schema: str, options: LoadOptions, progress: LoadProgress
+) -> LoadResult:
+    uri = f"{redact_dsn(db.dsn)}#{schema}.{TABLE}"
+    progress.start(f"postgres {schema}.{TABLE}", None)
+    source_summary = db.query(_summary_sql(f"{quote(schema)}.{TABLE}", "id", REACTION_ROWS))
+    changed, first = _changed_conversations(con, source_summary, schema)
+    if not changed:
+        return LoadResult(REACTION_INDEX.source, REACTION_INDEX.table, uri, skipped=True)
+    rows = _read_rows(db, schema, changed, everything=first)
+    opts = replace(options, on_rows=progress.rows_done)
+    load = Load(con, REACTION_INDEX, uri, opts)
+    con.register("_index_rows", rows)
+    con.register("_changed", pa.table({"conversation_id": pa.array(changed, pa.string())}))
+    try:
+        envelopes = con.sql(_envelopes_sql(schema, uri)).to_arrow_table().cast(BATCH_SCHEMA)
+        with load.transaction():
+            if envelopes.num_rows:
+                load.add_json_batch(envelopes)
+            (removed,) = con.execute(
+                f"""
+                update raw.{REACTION_INDEX.table} as landed
+                set _removed_at = ?, _removed_by_load = ?
+                where landed.schema_name = ? and landed._removed_at is null
+                  and landed.conversation_id in (select conversation_id from _changed)
+                  and landed.index_id not in (select id from _index_rows)
+                """,
+                [load.started_at, load.load_id, schema],
+            ).fetchall()[0]
+            load.result.rows_removed = int(removed)
+    finally:
+        con.unregister("_index_rows")
+        con.unregister("_changed")
+    return load.result
+
+
+def ingest_reaction_index(
+    con: duckdb.DuckDBPyConnection,
+    postgres_dsn: str,
+    schemas: list[str] | None,
+    options: LoadOptions,
+    progress: LoadProgress,
+) -> list[LoadResult]:
+    """Every index schema of the database (or those named), each as one load: new reaction rows land, rows gone
+    from the server are stamped removed."""
+    db = IndexDatabase(postgres_dsn)
+    return [_load_schema(con, db, schema, options, progress) for schema in db.schemas(schemas)]
