@@ -209,7 +209,7 @@ def nightly(
         instant,
         log_file,
         archive_dir,
-        ingest=lambda: ingest_configured_sources(path, config_file),
+        ingest=lambda: ingest_configured_sources(path, config_file, instant.instant),
         verbose=verbose,
         target=target,
     )

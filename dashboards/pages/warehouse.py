@@ -1,4 +1,5 @@
-"""Warehouse (operations): rows per raw table, the latest loads, what was quarantined and why.
+"""Warehouse (operations): rows per raw table, where each source's rows came from (and, for turn reactions, which
+part decides what is active), the latest loads, what was quarantined and why.
 
 Reads the warehouse_* marts (staging views over the raw tables, the load manifest and the quarantine), so it
 shows the warehouse as of the last build; before the first build it says to run one, like every page. The
@@ -28,6 +29,38 @@ with layout.section("Raw tables"):
         columns = st.columns(len(counts))
         for column, row in zip(columns, counts.itertuples(), strict=True):
             column.metric(row.raw_table.replace("_", " "), f"{row.row_count:,}")
+
+st.subheader("Where the rows come from")
+with layout.section("Where the rows come from"):
+    inputs = queries.source_inputs()
+    if inputs.empty:
+        st.info("No loads yet: run `feedback-analytics ingest ...`.")
+    else:
+        layout.table(inputs, "source_inputs", hide_index=True)
+
+st.subheader("Turn reactions: which part decides what is active")
+with layout.section("Turn reactions: which part decides"):
+    parts = queries.reaction_sources()
+    if parts.empty:
+        st.info("No turn reactions in this build.")
+    else:
+        blobs_only = parts[parts["active_part"] == "blobs"]
+        if blobs_only.empty:
+            st.caption(
+                "The platform's index decides for every tenant and project: a reaction is active while its index "
+                "row exists; the blobs are the history of every reaction written."
+            )
+        else:
+            # no tenant or project name in the message: upstream values are shown as text, in the table only
+            st.warning(
+                f"Blobs only for {len(blobs_only)} tenant and project pair(s), marked `blobs` below: blobs are "
+                "the history of every reaction ever written and cannot tell a "
+                "clear (the platform deletes the index rows and writes nothing), so a cleared reaction still counts "
+                "there. Load the index to count what the platform counts: `feedback-analytics ingest reactions "
+                "--postgres DSN`.",
+                icon=":material/warning:",
+            )
+        layout.table(parts, "reaction_sources", hide_index=True)
 
 st.subheader("Rows landed per day")
 with layout.section("Loads per day"):

@@ -46,3 +46,29 @@ def daily_loaded_rows() -> pd.DataFrame:
         order by load_date
         """
     )
+
+
+@_cached
+def source_inputs() -> pd.DataFrame:
+    """Where each raw table's rows came from: one row per table and kind of input (warehouse_sources)."""
+    return _query(
+        """
+        select raw_table, input_kind, inputs, loads, rows_read, rows_loaded, rows_quarantined, rows_duplicate,
+               rows_skipped, rows_removed, last_load_at, role
+        from marts.warehouse_sources
+        order by raw_table, input_kind
+        """
+    )
+
+
+@_cached
+def reaction_sources() -> pd.DataFrame:
+    """Per tenant and project of the turn reactions: which part decides what is active (reaction_sources)."""
+    return _query(
+        """
+        select tenant, project, active_part, index_schema, active_reactions, blob_reactions, index_rows_present,
+               index_rows_removed, reactions_only_in_blobs, last_blob_load_at, last_index_load_at
+        from marts.reaction_sources
+        order by tenant, project
+        """
+    )

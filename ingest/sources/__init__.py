@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,10 @@ def ingest_source(
     no_snippets: bool,
     progress: LoadProgress,
     schemas: tuple[str, ...] = (),
+    observed_at: datetime | None = None,
 ) -> list[LoadResult]:
     """Land one source family from a path and/or a PostgreSQL DSN (a config section's entry); `schemas` narrows
-    the reaction index to those schemas."""
+    the reaction index to those schemas; `observed_at` is the instant the run stands for (LoadOptions)."""
     from ingest.sources.analyzer import ingest_analyzer
     from ingest.sources.reactions import ingest_reactions
     from ingest.sources.session_feedback import ingest_session_feedback
@@ -30,7 +32,7 @@ def ingest_source(
         options = LoadOptions(blank_fields=("user_message_snippet",) if no_snippets else ())
         return ingest_analyzer(con, [path], options, progress)
     if section == "reactions":
-        return ingest_reactions(con, path, dsn, LoadOptions(), progress, list(schemas) or None)
+        return ingest_reactions(con, path, dsn, LoadOptions(observed_at=observed_at), progress, list(schemas) or None)
     readers = {
         "session_feedback": ingest_session_feedback,
         "workspace": ingest_workspace,
@@ -38,9 +40,10 @@ def ingest_source(
     return readers[section](con, path, dsn, LoadOptions(), progress)
 
 
-def ingest_configured_sources(db: Path, config_file: Path | None) -> str:
-    """Every source a config file names, unattended (the nightly's ingest step): each load is atomic and a
-    failing source does not stop the others; returns the summary line, or raises it with the failures."""
+def ingest_configured_sources(db: Path, config_file: Path | None, observed_at: datetime | None = None) -> str:
+    """Every source a config file names, unattended (the nightly's ingest step, `observed_at` its as_of): each
+    load is atomic and a failing source does not stop the others; returns the summary line, or raises it with
+    the failures."""
     from ingest.config import read_config
     from ingest.load import unusable_inputs
     from warehouse.connection import connect
@@ -61,6 +64,7 @@ def ingest_configured_sources(db: Path, config_file: Path | None) -> str:
                     entry.no_snippets,
                     LoadProgress(enabled=False),
                     entry.schemas,
+                    observed_at,
                 )
             except UserError as exc:
                 failures.append(f"{entry.section}: {exc}")

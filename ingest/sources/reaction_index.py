@@ -28,6 +28,7 @@ so a reaction read from the index and from its blob is one reaction.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import replace
 
@@ -198,6 +199,21 @@ def _envelopes_sql(schema: str, uri: str) -> str:
     """
 
 
+def _removal_instant(
+    con: duckdb.DuckDBPyConnection, uri: str, started_at: dt.datetime, observed_at: dt.datetime | None
+) -> dt.datetime:
+    """When the rows this load finds gone were gone by: the load's start, or the instant its run stands for
+    (nightly's as_of, a moment before) when that is later than the schema's previous load, which still saw
+    them."""
+    if observed_at is None or observed_at >= started_at:
+        return started_at
+    (previous,) = con.execute(
+        "select max(started_at) from raw.load_manifest where target_table = ? and uri = ?",
+        [REACTION_INDEX.table, uri],
+    ).fetchall()[0]
+    return observed_at if previous is None or observed_at > previous else started_at
+
+
 def _load_schema(
     con: duckdb.DuckDBPyConnection, db: IndexDatabase, schema: str, options: LoadOptions, progress: LoadProgress
 ) -> LoadResult:
@@ -214,6 +230,7 @@ def _load_schema(
     con.register("_changed", pa.table({"conversation_id": pa.array(changed, pa.string())}))
     try:
         envelopes = con.sql(_envelopes_sql(schema, uri)).to_arrow_table().cast(BATCH_SCHEMA)
+        removed_at = _removal_instant(con, uri, load.started_at, options.observed_at)
         with load.transaction():
             if envelopes.num_rows:
                 load.add_json_batch(envelopes)
@@ -225,7 +242,7 @@ def _load_schema(
                   and landed.conversation_id in (select conversation_id from _changed)
                   and landed.index_id not in (select id from _index_rows)
                 """,
-                [load.started_at, load.load_id, schema],
+                [removed_at, load.load_id, schema],
             ).fetchall()[0]
             load.result.rows_removed = int(removed)
     finally:

@@ -36,6 +36,7 @@ from tests.support.postgres_tables import (
     create_pg_conv_messages,
     create_pg_session_feedback,
     create_pg_workspace,
+    index_rn,
 )
 
 FREE_TEXT = "FREE-TEXT-the user typed this and it must never be stored"
@@ -281,33 +282,40 @@ def test_reactions_from_jsonl_export(tmp_path: Path) -> None:
 
 
 def test_reactions_from_postgres_conv_messages(tmp_path: Path, pg_database: str) -> None:
+    """The platform's index (conv_index.py:374-420 add_message, ctx_rag.py:1163-1186): reaction rows land in
+    raw.reaction_index with the reaction read from `text`; turn logs and user messages of the same table do not;
+    the legacy tag counts; tenant and project come from the blob path."""
     payloads = [reaction_payload(n) for n in range(4)]
     legacy = conv_row(payloads[2], tags=["kind:turn.log.reaction", f"turn:{payloads[2]['reaction']['turn_id']}"])
     not_a_reaction = conv_row(
         reaction_payload(50), tags=["artifact:turn.log", "turn:turn_x"], text="a turn log, not a reaction"
     )
-    user_message = conv_row(reaction_payload(51), role="user", tags=["artifact:turn.log.reaction"], payload=None)
-    conv_rows = [
-        conv_row(payloads[0]),
-        conv_row(payloads[1], tenant="tenant-b", project="proj-y", user_id="user-7"),
-        legacy,
-        not_a_reaction,
-        user_message,
-        conv_row(payloads[3], user_id=None),
-    ]
-    create_pg_conv_messages(pg_database, conv_rows)
+    user_message = conv_row(reaction_payload(51), role="user", tags=["artifact:turn.log.reaction"])
+    other_tenant = conv_row(payloads[1], tenant="tenant-b", project="proj y", user_id="user-7")
+    reactions = [conv_row(payloads[0]), other_tenant, legacy, conv_row(payloads[3], user_type="paid")]
+    create_pg_conv_messages(pg_database, [*reactions, not_a_reaction, user_message])
     db = tmp_path / "w.duckdb"
 
     ingest_ok("reactions", "--postgres", pg_database, "--db", db)
 
-    landed = {r["rn"]: r for r in rows(db, "select * from raw.turn_reactions")}
-    assert set(landed) == {rn_of(p) for p in payloads}, "the three tagged reactions and the legacy-tagged one"
-    by_rn = {rn_of(r["payload"]): r for r in conv_rows if r["payload"] is not None}
-    for payload in payloads:
-        index_row = by_rn[rn_of(payload)]
-        assert_reaction_landed(landed[rn_of(payload)], payload, index_row)
+    landed = {r["rn"]: r for r in rows(db, "select * from raw.reaction_index")}
+    expected_rns = {index_rn(r) for r in reactions if r is not other_tenant} | {
+        index_rn(other_tenant, "tenant-b", "proj y")
+    }
+    assert set(landed) == expected_rns, "the three tagged reactions and the legacy-tagged one"
+    for row, payload in zip(reactions, (payloads[0], payloads[1], payloads[2], payloads[3]), strict=True):
+        found = landed[index_rn(row, *(("tenant-b", "proj y") if row is other_tenant else ()))]
+        body = payload["reaction"]
+        assert (found["turn_id"], found["origin"], found["reaction"], found["text"]) == (
+            body["turn_id"], body["origin"], body["reaction"], body["text"],
+        )  # fmt: skip
+        assert found["conversation_id"] == payload["conversation_id"] and found["user_type"] == row["user_type"]
+    assert (
+        landed[index_rn(other_tenant, "tenant-b", "proj y")]["tenant"],
+        landed[index_rn(other_tenant, "tenant-b", "proj y")]["project"],
+    ) == ("tenant-b", "proj y")
     (load,) = manifest(db)
-    assert load["uri"] == f"{pg_database}#conv_messages"
+    assert load["uri"] == f"{pg_database}#kdcube_tenant_a_proj_x.conv_messages"
     assert (load["rows_read"], load["rows_loaded"], load["rows_quarantined"], load["rows_duplicate"]) == (4, 4, 0, 0)
     assert count(db, "quarantine") == 0
 

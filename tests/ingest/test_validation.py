@@ -36,9 +36,11 @@ from tests.support.ingest import (
     write_session_sqlite,
 )
 from tests.support.postgres_tables import (
+    INDEX_SCHEMA,
     conv_row,
     create_pg_conv_messages,
     create_pg_session_feedback,
+    index_rn,
 )
 
 BOM = b"\xef\xbb\xbf"
@@ -451,16 +453,18 @@ def test_reactions_bad_blobs_are_quarantined_by_file(tmp_path: Path) -> None:
 
 
 def test_reactions_postgres_bad_row_is_quarantined(tmp_path: Path, pg_database: str) -> None:
-    good, bad = reaction_payload(1), reaction_payload(2, confidence=1.5)
-    create_pg_conv_messages(pg_database, [conv_row(good), conv_row(bad)])
+    """An index row whose reaction JSON (ctx_rag.py:1163-1186 writes it in `text`) has confidence 1.5."""
+    good, bad = conv_row(reaction_payload(1)), conv_row(reaction_payload(2, confidence=1.5))
+    create_pg_conv_messages(pg_database, [good, bad])
     db = tmp_path / "w.duckdb"
 
     ingest_ok("reactions", "--postgres", pg_database, "--db", db)
 
-    assert [r[0] for r in query(db, "select rn from raw.turn_reactions")] == [rn_of(good)]
+    assert [r[0] for r in query(db, "select rn from raw.reaction_index")] == [index_rn(good)]
     (row,) = quarantine(db)
-    assert "confidence" in row["reason"] and row["record_key"] == rn_of(bad)
-    assert row["source_uri"] == f"{pg_database}#conv_messages"
+    assert "confidence" in row["reason"] and row["record_key"] == f"{INDEX_SCHEMA}:2"
+    assert row["source_uri"] == f"{pg_database}#{INDEX_SCHEMA}.conv_messages"
+    assert '"confidence":1.5' in row["raw_text"].replace(" ", "")
 
 
 # -- workspace ----------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ tables as upstream defines them, rows written into them, DSN helpers (the server
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -71,48 +72,66 @@ def create_pg_session_feedback(
     pg_execute(dsn, PG_SESSION_FEEDBACK_DDL, *pg_insert("session_feedback", rows_, [*SESSION_COLUMNS, "value"]))
 
 
-PG_CONV_MESSAGES_DDL = """
-create table conv_messages (
-    id bigserial primary key,
-    tenant text not null,
-    project text not null,
-    user_id text,
-    conversation_id text not null,
-    role text not null,
-    text text,
-    ts timestamptz not null,
-    turn_id text,
-    tags text[] not null default '{}',
-    hosted_uri text,
-    payload jsonb
-)
-"""
-CONV_COLUMNS = ("tenant", "project", "user_id", "conversation_id", "role", "text", "ts", "turn_id", "tags", "payload")
+INDEX_SCHEMA = "kdcube_tenant_a_proj_x"  # conv_index.py:65-72 for tenant-a / proj-x
+CONV_COLUMNS = (
+    "user_id", "conversation_id", "message_id", "role", "text", "hosted_uri", "ts", "user_type", "tags", "turn_id",
+    "bundle_id",
+)  # fmt: skip
 
 
-def conv_row(artifact: dict[str, Any], *, role: str = "artifact", tags: list[str] | None = None, **columns: Any):
-    """A conv_messages index row for a reaction artifact payload; keyword arguments override columns."""
+def conv_row(
+    artifact: dict[str, Any],
+    *,
+    role: str = "artifact",
+    tags: list[str] | None = None,
+    tenant: str = "tenant-a",
+    project: str = "proj-x",
+    **columns: Any,
+) -> dict[str, Any]:
+    """A conv_messages row of the platform's index for a reaction artifact payload, as ctx_rag.py:1163-1186
+    writes it: `text` the reaction as JSON, tags artifact/turn/origin, `ts` the reaction's, `hosted_uri` the
+    blob under cb/tenants/<tenant>/projects/<project>/conversation/<user>/<conversation>/<turn>/; keyword
+    arguments override columns."""
     body = artifact["reaction"]
+    user = columns.get("user_id", "user-1")
+    turn = body.get("turn_id")
+    digest = hashlib.md5(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]  # _mid's uuid4().hex[:8]
+    message_id = f"artifact-2026-05-01T17-47-02-{digest}"
+    message_id += "-turn.log.reaction"
     row = {
-        "tenant": "tenant-a",
-        "project": "proj-x",
-        "user_id": "user-1",
+        "user_id": user,
         "conversation_id": artifact["conversation_id"],
+        "message_id": message_id,
         "role": role,
-        "text": f"[turn.log.reaction] {json.dumps(body)}",
+        "text": json.dumps(body, ensure_ascii=False),
+        "hosted_uri": f"file:///store/cb/tenants/{tenant}/projects/{project}/conversation/{user}/"
+        f"{artifact['conversation_id']}/{turn}/{message_id}.json",
         "ts": body.get("ts"),
-        "turn_id": body.get("turn_id"),
+        "user_type": artifact.get("meta", {}).get("user_type", "registered"),
+        "turn_id": turn,
+        "bundle_id": artifact.get("bundle_id"),
         "tags": tags
         if tags is not None
-        else ["artifact:turn.log.reaction", f"turn:{body.get('turn_id')}", f"origin:{body.get('origin')}", "track:A"],
-        "payload": artifact,
+        else ["artifact:turn.log.reaction", f"turn:{turn}", f"origin:{body.get('origin')}"],
     }
     row.update(columns)
     return row
 
 
-def create_pg_conv_messages(dsn: str, conv_rows: Sequence[dict[str, Any]]) -> None:
-    pg_execute(dsn, PG_CONV_MESSAGES_DDL, *pg_insert("conv_messages", conv_rows, CONV_COLUMNS))
+def index_rn(row: dict[str, Any], tenant: str = "tenant-a", project: str = "proj-x") -> str:
+    """The blob's rn a row points at (rn.py:14, rn_message)."""
+    return (
+        f"ef:{tenant}:{project}:chatbot:message:{row['user_id']}:{row['conversation_id']}:{row['turn_id']}"
+        f":artifact:{row['message_id']}"
+    )
+
+
+def create_pg_conv_messages(dsn: str, conv_rows: Sequence[dict[str, Any]], schema: str = INDEX_SCHEMA) -> None:
+    """The index schema with the upstream DDL (tests/support/kdcube.py) and the rows in it."""
+    from tests.support.kdcube import INDEX_DDL
+
+    ddl = [statement for statement in INDEX_DDL.format(schema=schema).split(";") if statement.strip()]
+    pg_execute(dsn, *ddl, *pg_insert(f"{schema}.conv_messages", conv_rows, CONV_COLUMNS))
 
 
 PG_WORKSPACE_DDL = {
