@@ -1,8 +1,12 @@
 """Tables in databases as input: PostgreSQL and SQLite through ADBC, fetched as Arrow.
 
 Only the columns a contract names are selected (never a free-text `value`
-blob); uuid and json columns arrive as text. Errors a user can cause (server
-unreachable, table missing) become one-line `UserError`s.
+blob); uuid and json columns arrive as text. PostgreSQL says each column's
+declared type; SQLite does not (a value's type is per row, and the driver would
+guess a column's type from its first batch of rows, so a column that begins
+with 1,024 NULLs fails the whole read at its first value): every SQLite column
+is read as text and cast under the contract, like a JSON-lines file. Errors a
+user can cause (server unreachable, table missing) become one-line `UserError`s.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches
 from warehouse.contracts import Contract
@@ -79,19 +84,26 @@ class PostgresTable:
             raise
         return True
 
+    def column_sql(self, column: str, dtype: str) -> str:
+        """A column as read: its declared type, but uuid, json and date/time types as text."""
+        expr = quote(column)
+        if dtype in ("uuid", "json", "jsonb") or dtype.startswith("timestamp") or dtype == "date":
+            expr = f"{expr}::text"
+        return expr
+
+    def selected(self, wanted: dict[str, str]) -> dict[str, str]:
+        """Output name -> SQL expression, for the wanted columns (output name -> source column) the table has."""
+        available = self.columns()
+        return {
+            out_name: self.column_sql(column, available[column])
+            for out_name, column in wanted.items()
+            if column in available
+        }
+
     def select_sql(self, wanted: dict[str, str], where: str = "") -> str:
         """SELECT of the wanted columns (output name -> source column) that the table has."""
-        available = self.columns()
-        selects = []
-        for out_name, column in wanted.items():
-            if column not in available:
-                continue
-            dtype = available[column]
-            expr = quote(column)
-            if dtype in ("uuid", "json", "jsonb") or dtype.startswith("timestamp") or dtype == "date":
-                expr = f"{expr}::text"
-            selects.append(f"{expr} as {quote(out_name)}")
-        return f"select {', '.join(selects)} from {quote(self.table)} {where}"
+        items = ", ".join(f"{expr} as {quote(name)}" for name, expr in self.selected(wanted).items())
+        return f"select {items} from {quote(self.table)} {where}"
 
     def fetch(self, wanted: dict[str, str], where: str = "") -> pa.Table:
         """The wanted columns of every row, as one Arrow table."""
@@ -122,8 +134,26 @@ class PostgresTable:
                     close()
 
 
+# SQLite: a first row of text in every column, so that the driver types every column as text
+_SENTINEL = "_typed_as_text"
+
+
+def _without_sentinel(batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch | pa.Table:
+    keep = pc.equal(batch.column(_SENTINEL), 0)
+    return batch.filter(keep).drop_columns([_SENTINEL])
+
+
 class SqliteTable(PostgresTable):
-    """One table of a SQLite file (opened read-only), read with adbc_driver_sqlite."""
+    """One table of a SQLite file (opened read-only), read with adbc_driver_sqlite.
+
+    The driver gives a column the type of its values in the first batch (1,024
+    rows), and a column whose first batch is NULL becomes an integer column
+    that fails at its first text. So every column is read as text, and the
+    query begins with one row of text in every column (the sentinel, dropped
+    again here): the driver types every column as text whatever the file
+    holds, and the contract casts and checks each value as it does a JSON
+    line's (an INTEGER column holding text is quarantined, not fatal).
+    """
 
     engine = "SQLite"
 
@@ -151,6 +181,25 @@ class SqliteTable(PostgresTable):
         if not rows:
             raise UserError(f"SQLite file {self.path} has no table {self.table}: check the file")
         return {name: (dtype or "").lower() for name, dtype in rows}
+
+    def column_sql(self, column: str, dtype: str) -> str:
+        return f"cast({quote(column)} as text)"
+
+    def select_sql(self, wanted: dict[str, str], where: str = "") -> str:
+        selected = self.selected(wanted)
+        # SQLite runs the arms of a UNION ALL in order: the sentinel is the first row of the first batch
+        sentinel = "".join(f", '' as {quote(name)}" for name in selected)
+        items = "".join(f", {expr}" for expr in selected.values())
+        return f"select 1 as {_SENTINEL}{sentinel} union all select 0{items} from {quote(self.table)} {where}"
+
+    def fetch(self, wanted: dict[str, str], where: str = "") -> pa.Table:
+        return _without_sentinel(super().fetch(wanted, where))
+
+    @contextmanager
+    def stream(self, wanted: dict[str, str], where: str = "") -> Iterator[pa.RecordBatchReader]:
+        with super().stream(wanted, where) as reader:
+            schema = reader.schema.remove(reader.schema.get_field_index(_SENTINEL))
+            yield pa.RecordBatchReader.from_batches(schema, (_without_sentinel(b) for b in reader))
 
 
 def arrow_column_types(schema: pa.Schema) -> dict[str, str]:
@@ -190,7 +239,7 @@ def load_table(
     load = Load(con, contract, source.uri, options, checksum=checksum)
     with source.stream(wanted) as reader:
         names = reader.schema.names
-        line = quote(line_column) if line_column in names else "null::bigint"
+        line = f"try_cast({quote(line_column)} as bigint)" if line_column in names else "null::bigint"
         relation = f"(select *, {line} as _line, {sql_literal(source.uri)} as _uri from _stream)"
         con.register("_stream", reader)
         try:
