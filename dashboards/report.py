@@ -6,10 +6,11 @@ here) and draws the dashboard's own charts (dashboards/charts.py). Plotly's bund
 file opens from disk with no server and no network; `--pdf` prints the same file to PDF with chromium.
 
 Sections: the headline rates of the period with their 95% intervals and the change's significance; their
-weekly trend (7-day periods); the skills whose correction rate got significantly worse (Benjamini-Hochberg
-q-value); the skill x dimension hotspots; the eval matrix, each candidate against the pinned baseline and the
-regressions; the retention status. The rates follow `--as-of` (any day the marts hold); the skill, eval and
-retention marts exist only as of the build, and their sections say so.
+weekly trend (7-day periods); session feedback by modality (text or voice); the skills whose correction rate
+got significantly worse (Benjamini-Hochberg q-value); the skill x dimension hotspots; the eval matrix, each
+candidate against the pinned baseline and the regressions; the retention status. The rates follow `--as-of`
+(any day the marts hold); the skill, eval and retention marts exist only as of the build, and their sections
+say so.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import plotly.offline
 
 from dashboards import charts, data
 from dashboards.filters import Filters
-from dashboards.queries import evals, overview, retention, scope, skills
+from dashboards.queries import evals, overview, retention, scope, session_feedback, skills
 from dashboards.queries.period_rates import weekly_rates
 from warehouse.errors import UserError
 
@@ -225,6 +226,56 @@ def _trends(report: _Builder, f: Filters) -> None:
     )
 
 
+def _session_modality(report: _Builder, f: Filters) -> None:
+    rates = session_feedback.session_feedback_rates(f.as_of, f.period_days, f.retained, "modality")
+    rates = rates[rates["trials"] > 0]
+    report.heading(
+        "Session feedback by modality",
+        f"{f.period_label()} · {f.retention_label()}. The channel the user rated, text or voice (a record without "
+        "one is text, upstream's default); 95% Wilson intervals. Session feedback carries no tenant: all tenants.",
+    )
+    if rates.empty:
+        report.text("No end-of-session answer in this period.")
+        return
+    by_metric = {metric: rows.set_index("segment_value") for metric, rows in rates.groupby("metric")}
+    positive = by_metric.get("session_positive_rate", pd.DataFrame())
+    skip = by_metric.get("session_skip_rate", pd.DataFrame())
+    rows, shown = [], []
+    for modality in sorted(set(positive.index) | set(skip.index)):
+        pos = positive.loc[modality] if modality in positive.index else None
+        skp = skip.loc[modality] if modality in skip.index else None
+        rows.append(
+            {
+                "Modality": str(modality),
+                "Responses": f"{skp['trials']:,.0f}" if skp is not None else "0",
+                "Positive rate": _percent(pos["rate"]) if pos is not None else "n/a",
+                "95% CI": _rate_interval(pos["rate_ci_low"], pos["rate_ci_high"]) if pos is not None else "n/a",
+                "Skip rate": _percent(skp["rate"]) if skp is not None else "n/a",
+                "95% CI of skip rate": (
+                    _rate_interval(skp["rate_ci_low"], skp["rate_ci_high"]) if skp is not None else "n/a"
+                ),
+            }
+        )
+        if pos is not None and not pd.isna(pos["rate"]):
+            label = f"{modality} (n = {pos['trials']:,.0f})"
+            shown.append({"label": label, **pos[["rate", "rate_ci_low", "rate_ci_high"]]})
+    report.raw(_table(rows, numbers=("Responses", "Positive rate", "Skip rate")))
+    if shown:
+        report.chart(
+            charts.rate_bars(
+                pd.DataFrame(shown),
+                category="label",
+                rate="rate",
+                low="rate_ci_low",
+                high="rate_ci_high",
+                title=f"Session positive rate by modality, {f.period_label()}",
+                rate_title="Positive rate (% of rated answers, 95% CI)",
+                category_title="Modality (rated answers)",
+            ),  # fmt: skip
+            f"Data as of {f.as_of} (UTC), all tenants, {f.retention_label()}",
+        )
+
+
 def _skills(report: _Builder, built: str) -> None:
     trends = skills.skill_correction_trends()
     worse = trends[(trends["direction"] == "worsening") & trends["is_significant"].fillna(False).astype(bool)]
@@ -403,6 +454,7 @@ def build_report(*, as_of: dt.date | None, period_days: int, tenant: str | None)
     sections: list[Callable[[], None]] = [
         lambda: _headlines(report, f),
         lambda: _trends(report, f),
+        lambda: _session_modality(report, f),
         lambda: _skills(report, built),
         lambda: _hotspots(report, built),
         lambda: _evals(report, f, built),

@@ -10,7 +10,9 @@ SQLite file to a JSON-lines export):
     session_feedback_export.jsonl    the JSON-lines export (newer records), one record a line
 
 A record has the session feedback contract's fields (`warehouse.contracts.SESSION_FEEDBACK`)
-but the two only the SQLite table has (`insertion_order`, `recorded_date`). The export starts
+but the two only the SQLite table has (`insertion_order`, `recorded_date`). Its `modality`
+(`text` or `voice`: voice sessions end through the API) is, as upstream writes it, a key of the
+record, so of the export's lines and of the SQLite `value`, and no column of the SQLite table. The export starts
 45 days before as_of; 300 records sit in both files (same `id`): valid data, to deduplicate.
 One line of the export has the raw thread id "alice-s1" as its `session_id_opaque` instead of
 its SHA-256: the bad record to quarantine.
@@ -42,7 +44,7 @@ from demo.common import (
     user_pool,
     uuid4s,
 )
-from warehouse.contracts import SESSION_FEEDBACK, SESSION_LABELS, SESSION_SOURCES
+from warehouse.contracts import SESSION_FEEDBACK, SESSION_LABELS, SESSION_MODALITIES, SESSION_SOURCES
 from warehouse.sql import sql_literal
 
 SQLITE_EXPORT_OVERLAP = 300
@@ -50,6 +52,7 @@ SQLITE_MIGRATION_DAYS_AGO = 45
 # Label weights (in SESSION_LABELS order) for each source (in SESSION_SOURCES order).
 LABEL_WEIGHTS_BY_SOURCE = ((0.70, 0.18, 0.12), (0.55, 0.15, 0.30), (0.78, 0.17, 0.05))
 RAW_THREAD_ID = "alice-s1"
+VOICE_SHARE_OF_API_THREADS = 0.4  # the web UI's voice sessions; the CLI is text only
 
 
 def _sql_values(values: tuple[str, ...]) -> str:
@@ -85,6 +88,7 @@ select
     label::varchar as label,
     turn_count_at_end,
     source::varchar as source,
+    modality::varchar as modality,
     1 as schema_version
 from session_feedback_arrow
 """
@@ -105,6 +109,7 @@ def _session_feedback_table(rng: np.random.Generator, n: int, frame: TimeFrame) 
     users = user_pool(rng, max(len(NAMED_USERS), n // 25))
     thread_user = rng.integers(0, len(users), n_threads)
     incognito = rng.random(n_threads) < 0.15
+    voice = ~is_cli & (rng.random(n_threads) < VOICE_SHARE_OF_API_THREADS)
 
     thread = rng.integers(0, n_threads, n)
     thread_ids = pc.if_else(pa.array(is_cli), cli_ids, web_ids).take(pa.array(thread))
@@ -124,6 +129,7 @@ def _session_feedback_table(rng: np.random.Generator, n: int, frame: TimeFrame) 
             "label": label_column(label, SESSION_LABELS),
             "turn_count_at_end": turns,
             "source": label_column(source, SESSION_SOURCES),
+            "modality": label_column(voice[thread].astype(np.int64), SESSION_MODALITIES),
         }
     )
 

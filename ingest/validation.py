@@ -60,12 +60,19 @@ def _struct_spec(fields: Iterable[Field]) -> str:
                     child = node[part] = {}
                 node = child
             node.setdefault(path[-1], "VARCHAR" if fld.free_text else "JSON")
+        if fld.inside:
+            tree.setdefault(fld.inside, "JSON")
     return json.dumps(tree)
 
 
 def _json_value(fld: Field) -> str:
     """Coalesce the JSON value of a field over its paths (JSON null counts as absent)."""
     exprs = ["_s." + ".".join(quote(p) for p in path) for path in fld.json_paths]
+    if fld.inside:  # the key inside a JSON object, or inside a JSON string that holds one
+        inside = f"_s.{quote(fld.inside)}"
+        holder = f"case when json_type({inside}) = 'VARCHAR' then try_cast({inside} ->> '$' as json) else {inside} end"
+        key = f"json_extract({holder}, {sql_literal('$.' + fld.name)})"
+        exprs.append(f"case when json_type({key}) <> 'NULL' then {key} end")  # JSON null is absent
     return exprs[0] if len(exprs) == 1 else f"coalesce({', '.join(exprs)})"
 
 

@@ -27,6 +27,9 @@ DIMENSIONS = (
 )
 SESSION_LABELS = ("positive", "negative", "skip")
 SESSION_SOURCES = ("cli_end", "cli_exit", "api_end")
+# upstream's FeedbackModality; a record without one is `text` (upstream's default). Not checked at ingest: a
+# new channel upstream is kept (and warned about by dbt), so its answers still count
+SESSION_MODALITIES = ("text", "voice")
 SUPPORTED_SESSION_SCHEMA_VERSIONS = (1,)
 REACTIONS = ("ok", "not_ok", "neutral")
 ORIGINS = ("user", "machine")
@@ -60,6 +63,10 @@ class Field:
     free_text: bool = False
     # the raw column's SQL type when it is not the kind's usual one (warehouse/raw_tables.py)
     storage_type: str | None = None
+    # also the key of the field's name inside this JSON value (an object, or a string holding one): in a JSON
+    # record the key of that name, in a database table the column of that name, read there by the database's
+    # own JSON function so that nothing else of it is ever selected (privacy: an allow-list of one key)
+    inside: str | None = None
 
     @property
     def json_paths(self) -> tuple[tuple[str, ...], ...]:
@@ -133,6 +140,8 @@ SESSION_FEEDBACK = Contract(
         Field("label", "string", required=True, enum=SESSION_LABELS),
         Field("turn_count_at_end", "int", minimum=0),
         Field("source", "string", required=True, enum=SESSION_SOURCES),
+        # upstream keeps it only inside `value` (the whole record as JSON): the one key of `value` ever read
+        Field("modality", "string", inside="value", default_sql="'text'"),
         Field(
             "schema_version",
             "int",

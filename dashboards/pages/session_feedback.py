@@ -1,7 +1,8 @@
-"""Session feedback: positive and skip rate over time by surface, by turn-count bucket, responses per day.
+"""Session feedback: positive and skip rate over time by surface, by modality (text or voice), by turn-count
+bucket, responses per day.
 
-Daily series: session_feedback_daily; the period's rates, overall and per turn-count bucket:
-metric_rates_by_period (dashboards/queries/session_feedback.py)."""
+Daily series: session_feedback_daily, session_feedback_by_modality; the period's rates, overall, per modality
+and per turn-count bucket: metric_rates_by_period (dashboards/queries/session_feedback.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,36 @@ import streamlit as st
 
 from dashboards import charts, layout
 from dashboards.queries import session_feedback
+
+RATE_COLUMNS = ["segment_value", "segment_order", "trials", "rate", "rate_ci_low", "rate_ci_high"]
+
+
+def segment_rates(segments: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The period's positive and skip rates of one segment type side by side, one row per segment (`key`), with
+    their samples (`rated`, `responses`): rows of metric_rates_by_period put together, nothing computed."""
+
+    def one(metric: str, name: str, count: str) -> pd.DataFrame:
+        rows = segments.loc[segments["metric"] == metric, RATE_COLUMNS]
+        return rows.rename(
+            columns={
+                "segment_value": key,
+                "trials": count,
+                "rate": name,
+                "rate_ci_low": f"{name}_ci_low",
+                "rate_ci_high": f"{name}_ci_high",
+            }
+        )
+
+    merged = one("session_positive_rate", "positive_rate", "rated").merge(
+        one("session_skip_rate", "skip_rate", "responses"), on=[key, "segment_order"], how="outer"
+    )
+    merged = merged.fillna({"rated": 0, "responses": 0}).sort_values(["segment_order", key])
+    merged["rated_label"] = [f"{value} (n={int(n):,})" for value, n in zip(merged[key], merged["rated"], strict=True)]
+    merged["responses_label"] = [
+        f"{value} (n={int(n):,})" for value, n in zip(merged[key], merged["responses"], strict=True)
+    ]
+    return merged
+
 
 status, f = layout.page("Session feedback")
 layout.scope(f, "End-of-session answers carry no tenant or project: those filters do not apply here.")
@@ -88,36 +119,78 @@ with layout.section("Session feedback by surface"):
         "No responses in this period.",
     )
 
+st.subheader("By modality: text or voice")
+with layout.section("Session feedback by modality"):
+    st.caption("The channel the user rated, as upstream records it; a record without one is text (upstream's default).")
+    by_modality = session_feedback.session_feedback_rates(f.as_of, f.period_days, f.retained, "modality")
+    modalities = segment_rates(by_modality[by_modality["trials"] > 0], "modality")
+    left, right = st.columns(2)
+    with left:
+        charts.show(
+            modalities.dropna(subset=["positive_rate"]),
+            lambda frame: charts.rate_bars(
+                frame,
+                category="rated_label",
+                rate="positive_rate",
+                low="positive_rate_ci_low",
+                high="positive_rate_ci_high",
+                title="Positive rate by modality",
+                subtitle=f"Error bars: 95% CI. {f.period_label()}",
+                rate_title="Positive rate (% of rated answers)",
+                category_title="Modality (answers)",
+            ),
+            "No rated answers in this period.",
+        )
+    with right:
+        charts.show(
+            session_feedback.session_feedback_by_modality(f.start, f.end, f.retained),
+            lambda frame: charts.stacked_bars(
+                frame,
+                x="feedback_date",
+                y="responses",
+                color="modality",
+                title="Responses per day by modality",
+                subtitle=f.period_label(),
+                x_title=charts.DATE_AXIS,
+                y_title="Responses (count per day)",
+                legend_title="Modality",
+            ),
+            "No responses in this period.",
+        )
+    if modalities.empty:
+        st.info("No answers in this period.")
+    else:
+        layout.table(
+            modalities[
+                [
+                    "modality",
+                    "responses",
+                    "positive_rate",
+                    "positive_rate_ci_low",
+                    "positive_rate_ci_high",
+                    "skip_rate",
+                    "skip_rate_ci_low",
+                    "skip_rate_ci_high",
+                ]
+            ],
+            "session_feedback_by_modality",
+            hide_index=True,
+            column_config={
+                "modality": "Modality",
+                "responses": st.column_config.NumberColumn("Responses", format="%d"),
+                "positive_rate": st.column_config.NumberColumn("Positive rate", format="percent"),
+                "positive_rate_ci_low": st.column_config.NumberColumn("Positive 95% CI low", format="percent"),
+                "positive_rate_ci_high": st.column_config.NumberColumn("Positive 95% CI high", format="percent"),
+                "skip_rate": st.column_config.NumberColumn("Skip rate", format="percent"),
+                "skip_rate_ci_low": st.column_config.NumberColumn("Skip 95% CI low", format="percent"),
+                "skip_rate_ci_high": st.column_config.NumberColumn("Skip 95% CI high", format="percent"),
+            },
+        )
+
 st.subheader("By turn count at the end of the session")
 with layout.section("Session feedback by turn-count bucket"):
     by_bucket = session_feedback.session_feedback_rates(f.as_of, f.period_days, f.retained, "turn_count_bucket")
-    by_bucket = by_bucket[by_bucket["trials"] > 0]  # buckets with answers in this period
-    rate_columns = ["segment_value", "segment_order", "trials", "rate", "rate_ci_low", "rate_ci_high"]
-
-    def bucket_rates(metric: str, name: str, count: str) -> pd.DataFrame:
-        rows = by_bucket.loc[by_bucket["metric"] == metric, rate_columns]
-        return rows.rename(
-            columns={
-                "segment_value": "turn_count_bucket",
-                "trials": count,
-                "rate": name,
-                "rate_ci_low": f"{name}_ci_low",
-                "rate_ci_high": f"{name}_ci_high",
-            }
-        )
-
-    buckets = bucket_rates("session_positive_rate", "positive_rate", "rated").merge(
-        bucket_rates("session_skip_rate", "skip_rate", "responses"),
-        on=["turn_count_bucket", "segment_order"],
-        how="outer",
-    )
-    buckets = buckets.fillna({"rated": 0, "responses": 0}).sort_values("segment_order")
-    buckets["rated_label"] = [
-        f"{bucket} (n={int(n):,})" for bucket, n in zip(buckets["turn_count_bucket"], buckets["rated"], strict=True)
-    ]
-    buckets["responses_label"] = [
-        f"{bucket} (n={int(n):,})" for bucket, n in zip(buckets["turn_count_bucket"], buckets["responses"], strict=True)
-    ]
+    buckets = segment_rates(by_bucket[by_bucket["trials"] > 0], "turn_count_bucket")  # buckets with answers
     left, right = st.columns(2)
     with left:
         charts.show(

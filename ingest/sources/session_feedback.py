@@ -1,7 +1,9 @@
 """Source 1: end-of-session thumbs, from the legacy SQLite file, a JSONL export or PostgreSQL.
 
-Only the contract's fields are read: the `value` column (the record again, as
-JSON) is never selected, so no free text beyond the contract is ever stored.
+Only the contract's fields are read. Of the `value` column (the record again,
+as JSON) one key is read, `modality` (upstream keeps it nowhere else), and the
+database extracts it (SQLite `json_extract`, PostgreSQL `->>`), so nothing else
+of `value` leaves it and no free text beyond the contract is ever stored.
 """
 
 from __future__ import annotations

@@ -270,6 +270,26 @@ def test_as_of_filter_slices_the_daily_series(use_warehouse, demo: DemoWarehouse
     assert metrics(app)["Responses"] != latest
 
 
+def test_session_feedback_splits_by_modality(use_warehouse, demo: DemoWarehouse) -> None:
+    """The page's modality table holds the period's rates per modality from metric_rates_by_period (text and
+    voice: the demo writes modality inside `value`, as upstream does), and the answers add up to the total."""
+    use_warehouse(demo.db)
+    app = run_page(page("session-feedback"))
+    assert_no_exception(app)
+    (table,) = [frame.value for frame in app.dataframe if "modality" in frame.value.columns]
+    assert set(table["modality"]) == {"text", "voice"}
+    assert f"{int(table['responses'].sum()):,}" == metrics(app)["Responses"]
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        marts = con.execute(
+            """
+            select segment_value, rate from marts.metric_rates_by_period
+            where as_of_date = date '2026-11-01' and period_days = 30 and is_retention_filtered
+              and segment_type = 'modality' and metric = 'session_positive_rate' and trials > 0
+            """
+        ).fetchall()
+    assert dict(zip(table["modality"], table["positive_rate"], strict=True)) == dict(marts)
+
+
 def test_tenant_and_project_filters_change_satisfaction(use_warehouse, demo: DemoWarehouse) -> None:
     use_warehouse(demo.db)
     app = run_page(page("conversations"))

@@ -20,6 +20,7 @@ DRAWN = "() => [...document.querySelectorAll('.plotly-graph-div')].every(div => 
 SECTIONS = [
     "Headline rates",
     "Weekly trends",
+    "Session feedback by modality",
     "Skills that got significantly worse",
     "Dimension hotspots",
     "Eval matrix",
@@ -132,6 +133,41 @@ def test_the_headline_numbers_are_the_marts(browser, weekly: tuple[Path, int], d
         assert row[7] == f"{trials:,.0f}" and row[6].startswith("yes" if significant else "no"), metric
         checked += 1
     assert checked == 4
+
+
+def test_session_feedback_is_split_by_modality(browser, weekly: tuple[Path, int], demo: DemoWarehouse) -> None:
+    """The report's modality table is metric_rates_by_period's `modality` segments (text and voice, from the
+    demo's records, which carry `modality` inside `value` as upstream writes it)."""
+    path, _ = weekly
+    context, page, _ = open_offline(browser, path)
+    try:
+        rows = page.eval_on_selector_all(
+            "h2:text('Session feedback by modality') ~ table >> nth=0 >> tbody tr",
+            "trs => trs.map(tr => [...tr.cells].map(td => td.textContent))",
+        )
+    finally:
+        context.close()
+    with duckdb.connect(str(demo.db), read_only=True) as con:
+        marts = con.execute(
+            """
+            select segment_value, metric, rate, rate_ci_low, rate_ci_high, trials
+            from marts.metric_rates_by_period
+            where as_of_date = date '2026-11-01' and period_days = 7 and is_retention_filtered
+              and segment_type = 'modality' and trials > 0
+            """
+        ).fetchall()
+    expected: dict[str, dict[str, str]] = {}
+    for modality, metric, rate, low, high, trials in marts:
+        row = expected.setdefault(modality, {})
+        if metric == "session_positive_rate":
+            row["positive"] = f"{rate:.1%}"
+            row["positive_ci"] = f"{low:.1%} to {high:.1%}"
+        else:
+            row["responses"] = f"{trials:,.0f}"
+            row["skip"] = f"{rate:.1%}"
+    assert set(expected) == {"text", "voice"}
+    shown = {row[0]: {"responses": row[1], "positive": row[2], "positive_ci": row[3], "skip": row[4]} for row in rows}
+    assert shown == expected
 
 
 def test_pdf_of_the_same_report(weekly: tuple[Path, int]) -> None:

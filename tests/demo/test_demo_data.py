@@ -277,11 +277,13 @@ def test_session_feedback_sqlite_has_the_legacy_table(demo: Demo) -> None:
         ddl = db.execute("select sql from sqlite_master where name = 'session_feedback'").fetchone()[0]
     finally:
         db.close()
+    # modality lives only inside `value`, as upstream keeps it
+    column_keys = [key for key in SESSION_FEEDBACK_KEYS if key != "modality"]
     assert columns == [
         "insertion_order",
-        *SESSION_FEEDBACK_KEYS[:4],
+        *column_keys[:4],
         "recorded_date",
-        *SESSION_FEEDBACK_KEYS[4:],
+        *column_keys[4:],
         "value",
     ]
     assert "AUTOINCREMENT" in ddl and "CHECK (label IN" in ddl
@@ -291,10 +293,13 @@ def test_session_feedback_sqlite_has_the_legacy_table(demo: Demo) -> None:
     for row in rows:
         value = json.loads(row["value"])
         assert list(value) == SESSION_FEEDBACK_KEYS
-        assert value == {key: row[key] for key in SESSION_FEEDBACK_KEYS}
+        assert {key: value[key] for key in column_keys} == {key: row[key] for key in column_keys}
+        assert value["modality"] in ("text", "voice")
+        assert value["modality"] == "text" or row["source"] == "api_end"
         assert row["recorded_date"] == row["recorded_at"][:10]
         assert SHA256_HEX.fullmatch(row["session_id_opaque"])
         assert UUID4.fullmatch(row["id"])
+    assert {json.loads(row["value"])["modality"] for row in rows} == {"text", "voice"}
 
 
 def test_session_feedback_export_overlaps_sqlite_and_has_one_raw_session_id(demo: Demo) -> None:

@@ -1,6 +1,7 @@
 -- Session feedback records as of the report instant (recorded_at <= as_of),
 -- with what the daily marts group and count by: the UTC day, the surface the
--- answer came from, the session's turn-count bucket and one flag per label.
+-- answer came from, the channel rated (modality), the session's turn-count
+-- bucket and one flag per label.
 
 with records as (
     select * from {{ ref('stg_session_feedback__records') }}
@@ -17,6 +18,7 @@ classified as (
         recorded_at,
         recorded_date as feedback_date,
         surface,
+        modality,
         label as feedback_label,
         turn_count_at_end,
         {{ turn_count_bucket('turn_count_at_end') }} as turn_count_bucket,

@@ -2,7 +2,7 @@
 -- period, one row per metric, segment, tenant, project and UTC day, on one
 -- shape (metric_rates_by_period sums them over periods):
 -- - session_positive_rate: positive / (positive + negative) end-of-session
---   answers, all surfaces, by surface and by turn-count bucket;
+--   answers, all surfaces, by surface, by modality and by turn-count bucket;
 -- - session_skip_rate: skip / responses, the same segments;
 -- - reaction_satisfaction: ok / active turn reactions, all origins and by
 --   origin, per tenant and project (turn_reactions_active);
@@ -26,6 +26,10 @@ with session_daily as (
 
 session_by_turn_bucket as (
     select * from {{ ref('session_feedback_by_turn_bucket') }}
+),
+
+session_by_modality as (
+    select * from {{ ref('session_feedback_by_modality') }}
 ),
 
 active_reactions as (
@@ -109,6 +113,20 @@ series as (
             {{ trials }} as trials,
             'session_feedback' as retention_policy
         from session_by_turn_bucket
+        union all
+        select
+            '{{ metric }}' as metric,
+            'modality' as segment_type,
+            {{ dbt.concat(["'modality '", 'modality']) }} as segment,
+            modality as segment_value,
+            0 as segment_order,
+            {{ all_members }} as tenant,
+            {{ all_members }} as project,
+            feedback_date as metric_date,
+            {{ successes }} as successes,
+            {{ trials }} as trials,
+            'session_feedback' as retention_policy
+        from session_by_modality
         union all
     {%- endfor %}
     select

@@ -18,6 +18,7 @@ retained as (
         records.label,
         records.turn_count_at_end,
         records.surface,
+        records.modality,
         records.schema_version,
         records.insertion_order,
         records.loaded_at,

@@ -1,8 +1,9 @@
--- End-of-session answers per UTC day, surface and turn-count bucket, as of
--- the report instant: the counts the semantic layer sums (session positive
--- and skip rates by day, week or month, by surface and bucket), read from
--- the serving file. session_feedback_daily (per surface) and
--- session_feedback_by_turn_bucket (per bucket) count the same answers.
+-- End-of-session answers per UTC day, surface, modality and turn-count
+-- bucket, as of the report instant: the counts the semantic layer sums
+-- (session positive and skip rates by day, week or month, by surface,
+-- modality and bucket), read from the serving file. session_feedback_daily
+-- (per surface), session_feedback_by_modality and
+-- session_feedback_by_turn_bucket count the same answers.
 
 with records as (
     select * from {{ ref('int_session_feedback__records_as_of') }}
@@ -12,6 +13,7 @@ counts as (
     select
         feedback_date,
         surface,
+        modality,
         turn_count_bucket,
         count(case when is_positive then 1 end) as positive,
         count(case when is_negative then 1 end) as negative,
@@ -19,13 +21,14 @@ counts as (
         count(case when is_skip then 1 end) as skip,  -- noqa: RF04
         count(*) as responses
     from records
-    group by feedback_date, surface, turn_count_bucket
+    group by feedback_date, surface, modality, turn_count_bucket
 ),
 
 final as (
     select
         feedback_date,
         surface,
+        modality,
         turn_count_bucket,
         positive,
         negative,

@@ -1,5 +1,7 @@
 -- One row per end-of-session feedback record (raw.session_feedback, already
 -- unique on id): the upstream `source` becomes `surface`, enums lower-cased.
+-- modality: `text` when upstream wrote none (the loader's default), 'unknown'
+-- on rows landed before the loader read it (their channel was not read).
 
 with source as (
     select * from {{ source('session_feedback', 'session_feedback') }}
@@ -9,7 +11,8 @@ normalised as (
     select
         *,
         lower(trim(label)) as label_normalised,
-        lower(trim(source)) as surface_normalised
+        lower(trim(source)) as surface_normalised,
+        coalesce(lower(trim(modality)), 'unknown') as modality_normalised
     from source
 ),
 
@@ -24,6 +27,7 @@ renamed as (
         label_normalised as label,  -- noqa: RF04
         turn_count_at_end,
         surface_normalised as surface,
+        modality_normalised as modality,
         schema_version,
         insertion_order,
         _loaded_at as loaded_at,
