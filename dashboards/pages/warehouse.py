@@ -36,7 +36,43 @@ with layout.section("Where the rows come from"):
     if inputs.empty:
         st.info("No loads yet: run `feedback-analytics ingest ...`.")
     else:
-        layout.table(inputs, "source_inputs", hide_index=True)
+        layout.table(
+            inputs,
+            "source_inputs",
+            hide_index=True,
+            column_order=[
+                "raw_table",
+                "input_kind",
+                "role",
+                "inputs",
+                "rows_read",
+                "rows_loaded",
+                "rows_quarantined",
+                "rows_duplicate",
+                "rows_skipped",
+                "rows_removed",
+                "loads",
+                "last_load_at",
+            ],  # fmt: skip
+            column_config={
+                "raw_table": "Raw table",
+                "input_kind": "Read from",
+                "role": st.column_config.TextColumn("What its rows are for", width="large"),
+                "inputs": st.column_config.NumberColumn("Inputs", help="Distinct files, folders or tables read"),
+                "rows_read": "Read",
+                "rows_loaded": "Landed",
+                "rows_quarantined": "Quarantined",
+                "rows_duplicate": "Duplicates",
+                "rows_skipped": st.column_config.NumberColumn(
+                    "Skipped", help="Records that are not this source's (a blob tree's messages): counted, never stored"
+                ),
+                "rows_removed": st.column_config.NumberColumn(
+                    "Found removed", help="Index rows a later load found gone: cleared or replaced reactions"
+                ),
+                "loads": "Loads",
+                "last_load_at": st.column_config.DatetimeColumn("Last load (UTC)", format="YYYY-MM-DD HH:mm"),
+            },
+        )
 
 st.subheader("Turn reactions: which part decides what is active")
 with layout.section("Turn reactions: which part decides"):
@@ -52,15 +88,38 @@ with layout.section("Turn reactions: which part decides"):
             )
         else:
             # no tenant or project name in the message: upstream values are shown as text, in the table only
-            st.warning(
+            st.info(
                 f"Blobs only for {len(blobs_only)} tenant and project pair(s), marked `blobs` below: blobs are "
                 "the history of every reaction ever written and cannot tell a "
                 "clear (the platform deletes the index rows and writes nothing), so a cleared reaction still counts "
                 "there. Load the index to count what the platform counts: `feedback-analytics ingest reactions "
                 "--postgres DSN`.",
-                icon=":material/warning:",
+                icon=":material/info:",
             )
-        layout.table(parts, "reaction_sources", hide_index=True)
+        layout.table(
+            parts,
+            "reaction_sources",
+            hide_index=True,
+            column_config={
+                "tenant": "Tenant",
+                "project": "Project",
+                "active_part": st.column_config.TextColumn(
+                    "Decides what is active", help="index: the platform's index; blobs: blobs only (history)"
+                ),
+                "index_schema": "Index schema",
+                "active_reactions": "Active reactions",
+                "blob_reactions": "In the blobs",
+                "index_rows_present": "Index rows present",
+                "index_rows_removed": "Index rows removed",
+                "reactions_only_in_blobs": st.column_config.NumberColumn(
+                    "Only in the blobs", help="Replaced or cleared before any load read the index: history only"
+                ),
+                "last_blob_load_at": st.column_config.DatetimeColumn("Last blob load (UTC)", format="YYYY-MM-DD HH:mm"),
+                "last_index_load_at": st.column_config.DatetimeColumn(
+                    "Last index load (UTC)", format="YYYY-MM-DD HH:mm"
+                ),
+            },
+        )
 
 st.subheader("Rows landed per day")
 with layout.section("Loads per day"):
