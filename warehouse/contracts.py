@@ -60,6 +60,9 @@ class Field:
     free_text: bool = False
     # the raw column's SQL type when it is not the kind's usual one (warehouse/raw_tables.py)
     storage_type: str | None = None
+    # an empty string is the upstream's "unknown": it lands as NULL (the raw column is nullable, even when the
+    # field is required: the key must be there, its value may be ""); any other value must parse
+    empty_is_null: bool = False
 
     @property
     def json_paths(self) -> tuple[tuple[str, ...], ...]:
@@ -96,7 +99,8 @@ ANALYZER_EVENTS = Contract(
     archived_by_purge=True,
     fields=(
         Field("event_id", "string", required=True),
-        Field("timestamp", "timestamp", required=True),
+        # analyze.py writes "" when the transcript entry had no timestamp: an undated event (docs/metrics.md)
+        Field("timestamp", "timestamp", required=True, empty_is_null=True),
         Field("session_id", "string"),
         Field("skill_id", "string", required=True),
         Field("invocation_uuid", "string"),
