@@ -82,7 +82,11 @@ with layout.section("Correction rates"):
     if not insufficient.empty:
         st.warning(
             "Insufficient data for "
-            + ", ".join(f"**{row.skill_id}** (n = {row.sample_size})" for row in insufficient.itertuples())
+            + ", ".join(
+                f"**{row.skill_id}** (n = {row.sample_size}"
+                + (f"; {row.undated_events:,} undated, in no window)" if row.undated_events else ")")
+                for row in insufficient.itertuples()
+            )
             + ": fewer invocations than the minimum (dbt var `min_invocations`). Their rates are shown hatched "
             "in grey, below the ranked skills, and should not be compared."
         )
