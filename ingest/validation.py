@@ -107,21 +107,27 @@ def _checks(
     got_type: str,
     got_text: str,
     parse_check: bool,
+    null_is_unknown: bool = False,
 ) -> list[str]:
-    """CASE expressions, each yielding a reason when the field breaks a rule."""
+    """CASE expressions, each yielding a reason when the field breaks a rule.
+
+    `null_is_unknown`: a typed batch's NULL in an `empty_is_null` field is its unknown value, not a missing one.
+    """
     name = fld.name
     if fld.pattern_reason:  # never echo a value the contract calls private
         got_text = "'(value withheld)'"
     checks = []
-    if fld.required and fld.default_sql is None:
+    if fld.required and fld.default_sql is None and not null_is_unknown:
         checks.append(f"case when not {present} then {sql_literal(name + ': missing required field')} end")
     checks.append(
         f"case when {present} and not {type_ok} then "
         f"{sql_literal(name + ': expected ' + _KIND_WORDS[fld.kind] + ', got ')} || {got_type} end"
     )
     if parse_check and fld.kind in ("timestamp", "date", "int"):
+        # an empty string is the unknown value of an `empty_is_null` field: NULL, not a parse failure
+        empty_ok = f" and {got_text} <> ''" if fld.empty_is_null else ""
         checks.append(
-            f"case when {present} and {type_ok} and {value} is null then "
+            f"case when {present} and {type_ok} and {value} is null{empty_ok} then "
             f"{sql_literal(name + ': not ' + _KIND_WORDS[fld.kind] + ': ')} || left({got_text}, 80) end"
         )
     if fld.enum:
@@ -323,6 +329,8 @@ def typed_batch_sql(contract: Contract, relation: str, column_types: dict[str, s
         typed_cols.append(f"{parse} as {value}")
         present = f"({raw} is not null)"
         type_ok = f"({value} is not null)"
+        if fld.empty_is_null:  # NULL and '' are the unknown value (a purge archive holds undated events as NULL)
+            type_ok = f"({value} is not null or cast({raw} as varchar) = '')"
         got = f"left(cast({raw} as varchar), 80)"
         checks.extend(
             _checks(
@@ -333,6 +341,7 @@ def typed_batch_sql(contract: Contract, relation: str, column_types: dict[str, s
                 got_type=got,
                 got_text=got,
                 parse_check=False,
+                null_is_unknown=fld.empty_is_null and col_type is not None,
             )
         )
     return f"""

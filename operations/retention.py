@@ -8,6 +8,12 @@ Parquet file next to the warehouse, flushed to disk and renamed into place,
 and only then deleted, in the same transaction that logs the policy; a file
 left by a killed run (no log row names it) is removed before the next archive.
 
+A row whose date the upstream left empty (an undated analyzer event: the
+contract's `empty_is_null` field, NULL in the table) is dated by when it was
+first loaded, `_loaded_at`, its only instant: it moves to the archive 90 days
+after its load and is deleted 365 days after it, like the retained_* views
+and stored_analyzer_events date it (docs/operations.md, "Undated events").
+
 Each policy is one transaction and writes one `raw.purge_log` row; a dry
 run only counts, on a read-only connection, and writes nothing. A second run
 on the same day removes nothing.
@@ -31,7 +37,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse.config_file import read_config_file
-from warehouse.contracts import ARCHIVED_BY_PURGE
+from warehouse.contracts import ARCHIVED_BY_PURGE, CONTRACTS
 from warehouse.durable import fsync
 from warehouse.errors import UserError
 from warehouse.pause_points import pause_point
@@ -138,9 +144,21 @@ def _scope_sql(policy: Policy) -> str:
     return "true"
 
 
+# (raw table, date column) whose empty upstream value lands as NULL: such a row is dated by its load
+_UNDATED_BY_LOAD = {
+    (contract.table, field.name) for contract in CONTRACTS for field in contract.fields if field.empty_is_null
+}
+
+
+def _dated_sql(policy: Policy) -> str:
+    """What the policy dates a row by: its date column, or for an undated row when it was loaded."""
+    column = quote(policy.date_column)
+    return f"coalesce({column}, _loaded_at)" if (policy.raw_table, policy.date_column) in _UNDATED_BY_LOAD else column
+
+
 def _expired_sql(policy: Policy) -> str:
     """Rows past the policy's cutoff day (parameter 1: the cutoff date)."""
-    return f"cast({quote(policy.date_column)} as date) < ? and {_scope_sql(policy)}"
+    return f"cast({_dated_sql(policy)} as date) < ? and {_scope_sql(policy)}"
 
 
 def logged_archives(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -215,8 +233,7 @@ class Purge:
         moved = 0
         if moved_before is not None:
             (moved,) = self.con.execute(
-                f"select count(*) from {table} where {_expired_sql(policy)} and cast({quote(policy.date_column)} "
-                "as date) < ?",
+                f"select count(*) from {table} where {_expired_sql(policy)} and cast({_dated_sql(policy)} as date) < ?",
                 [cutoff, moved_before],
             ).fetchall()[0]
         result.deleted = expired - moved
@@ -283,7 +300,7 @@ class Purge:
         final = self.archive_dir / f"{ARCHIVE_PREFIX}{cutoff:%Y%m%d}-{self.purge_id}.parquet"
         partial = final.with_suffix(".parquet.tmp")
         expired = _expired_sql(policy).replace("?", sql_literal(str(cutoff)))
-        rows = f"select * from raw.{policy.raw_table} where {expired} order by {quote(policy.date_column)}"
+        rows = f"select * from raw.{policy.raw_table} where {expired} order by {_dated_sql(policy)}"
         self.con.execute(f"copy ({rows}) to {sql_literal(str(partial))} (format parquet, compression zstd)")
         fsync(partial)
         pause_point("purge-archive-written")
@@ -297,7 +314,7 @@ class Purge:
         for path in archive_files(self.archive_dir):
             source = sql_literal(str(path))
             (past, rows) = self.con.execute(
-                f"select count(*) filter (where cast({quote(policy.date_column)} as date) < ?), count(*) "
+                f"select count(*) filter (where cast({_dated_sql(policy)} as date) < ?), count(*) "
                 f"from read_parquet({source})",
                 [cutoff],
             ).fetchall()[0]
@@ -307,7 +324,7 @@ class Purge:
     def _delete_from_archive(self, policy: Policy, cutoff: dt.date) -> int:
         """Rewrite each archive file without its expired rows (a new file renamed over the old one)."""
         deleted = 0
-        column = quote(policy.date_column)
+        column = _dated_sql(policy)
         for path in archive_files(self.archive_dir):
             source = sql_literal(str(path))
             (expired, total) = self.con.execute(

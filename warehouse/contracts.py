@@ -67,6 +67,9 @@ class Field:
     # record the key of that name, in a database table the column of that name, read there by the database's
     # own JSON function so that nothing else of it is ever selected (privacy: an allow-list of one key)
     inside: str | None = None
+    # an empty string is the upstream's "unknown": it lands as NULL (the raw column is nullable, even when the
+    # field is required: the key must be there, its value may be ""); any other value must parse
+    empty_is_null: bool = False
 
     @property
     def json_paths(self) -> tuple[tuple[str, ...], ...]:
@@ -108,7 +111,8 @@ ANALYZER_EVENTS = Contract(
     archived_by_purge=True,
     fields=(
         Field("event_id", "string", required=True),
-        Field("timestamp", "timestamp", required=True),
+        # analyze.py writes "" when the transcript entry had no timestamp: an undated event (docs/metrics.md)
+        Field("timestamp", "timestamp", required=True, empty_is_null=True),
         Field("session_id", "string"),
         Field("skill_id", "string", required=True),
         Field("invocation_uuid", "string"),

@@ -5,7 +5,9 @@ the contract's order, with the SQL type of the field's kind, `not null` where
 the contract requires a value or supplies a default, and the lineage columns
 every load adds. The bookkeeping tables (quarantine, load manifest, purge and
 erasure logs) are declared here as columns too. `ensure_raw_schema` creates
-what is missing and adds the columns a warehouse from an earlier version lacks.
+what is missing, adds the columns a warehouse from an earlier version lacks and
+drops the `not null` of a column this version declares nullable (analyzer
+events' `timestamp`, nullable since undated events land).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def _field_column(field: Field) -> Column:
     return Column(
         field.name,
         field.storage_type or _KIND_TYPES[field.kind],
-        not_null=field.required or field.default_sql is not None,
+        not_null=(field.required and not field.empty_is_null) or field.default_sql is not None,
     )
 
 
@@ -154,17 +156,21 @@ def missing_raw_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the raw schema; a warehouse from an earlier version gets the tables and columns added since."""
+    """Create the raw schema; a warehouse from an earlier version gets the tables and columns added since, and
+    loses the `not null` of the columns declared nullable since."""
     con.execute("create schema if not exists raw")
     for table, columns in RAW_TABLES.items():
         con.execute(create_table_sql(table))
         existing = {
-            row[0]
+            row[0]: row[1] == "YES"
             for row in con.execute(
-                "select column_name from information_schema.columns where table_schema = 'raw' and table_name = ?",
+                "select column_name, is_nullable from information_schema.columns "
+                "where table_schema = 'raw' and table_name = ?",
                 [table],
             ).fetchall()
         }
         for column in columns:
             if column.name not in existing:  # added later: nullable, whatever the declaration, for the old rows
                 con.execute(f"alter table raw.{table} add column {quote(column.name)} {column.sql_type}")
+            elif not column.not_null and not existing[column.name]:  # relaxed later: the old rows all fit
+                con.execute(f"alter table raw.{table} alter column {quote(column.name)} drop not null")

@@ -2,7 +2,8 @@
 
 Reads skill_correction_rates, skill_correction_trends with skill_correction_trend_intervals (the change's
 interval), skill_dimension_hotspots, skill_correction_weekly and the retained or stored analyzer events
-(dashboards/queries/skills.py)."""
+(dashboards/queries/skills.py). Undated events (the analyzer wrote no timestamp) are in no window: the page
+says how many each skill has (skill_correction_rates.undated_events)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,19 @@ def days(window: int | None, unknown: str) -> str:
 
 def p_text(name: str, value: float) -> str:
     return f"{name}<0.001" if value < 0.001 else f"{name}={value:.3f}"
+
+
+def undated_note(rates: pd.DataFrame) -> tuple[str, pd.DataFrame] | None:
+    """What to say about the undated events, and the skills that have some; None when there are none."""
+    undated = rates.loc[rates["undated_events"].fillna(0) > 0, ["skill_id", "undated_events"]]
+    if undated.empty:
+        return None
+    total = int(undated["undated_events"].sum())
+    said = (
+        f"Undated events: {total:,} (the analyzer wrote no timestamp for them). They fall in no window on this "
+        "page and count in no rate; per skill:"
+    )
+    return said, undated.sort_values(["undated_events", "skill_id"], ascending=[False, True])
 
 
 def trend_label(row: Any) -> str:
@@ -68,7 +82,11 @@ with layout.section("Correction rates"):
     if not insufficient.empty:
         st.warning(
             "Insufficient data for "
-            + ", ".join(f"**{row.skill_id}** (n = {row.sample_size})" for row in insufficient.itertuples())
+            + ", ".join(
+                f"**{row.skill_id}** (n = {row.sample_size}"
+                + (f"; {row.undated_events:,} undated, in no window)" if row.undated_events else ")")
+                for row in insufficient.itertuples()
+            )
             + ": fewer invocations than the minimum (dbt var `min_invocations`). Their rates are shown hatched "
             "in grey, below the ranked skills, and should not be compared."
         )
@@ -95,6 +113,16 @@ with layout.section("Correction rates"):
         ).update_layout(height=max(300, 60 + 28 * len(frame))),
         f"No analyzer events in the last {lookback}: no skill to rank.",
     )
+    note = undated_note(rates)
+    if note is not None:
+        said, undated = note
+        st.info(said)
+        layout.table(
+            undated,
+            "skill_undated_events",
+            hide_index=True,
+            column_config={"skill_id": "Skill", "undated_events": "Undated events"},
+        )
 
 st.subheader(f"Trend: last {recent_window} vs the {recent_window} before")
 with layout.section("Trends"):
@@ -199,6 +227,9 @@ with layout.section("Skill drill-down"):
             ),
             f"No events of {skill} in the weeks of this period.",
         )
+        skill_undated = rates.loc[rates["skill_id"] == skill, "undated_events"].fillna(0).sum()
+        if skill_undated:
+            st.caption(f"Not listed: {int(skill_undated):,} undated event(s) of {skill}, in no period.")
         if events.empty:
             st.info(f"No events of {skill} in {f.period_label()}.")
         else:

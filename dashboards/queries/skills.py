@@ -15,11 +15,13 @@ from dashboards.queries.scope import floor
 def _skill_marts() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The three small skill marts on one connection (rates, trends, hotspots). Each carries the window its
     build used (correction_lookback_days, trend_window_days), the same on every row. Trends come with the 95%
-    interval of the change (skill_correction_trend_intervals)."""
+    interval of the change (skill_correction_trend_intervals). Rates carry each skill's undated events (no
+    invocation time: in no window, counted apart)."""
     rates, trends, hotspots = _queries(
         """
         select skill_id, corrections, partials, acceptances, sample_size, correction_rate,
-               correction_rate_ci_low, correction_rate_ci_high, sufficient_data, correction_lookback_days
+               correction_rate_ci_low, correction_rate_ci_high, sufficient_data, undated_events,
+               correction_lookback_days
         from marts.skill_correction_rates
         order by sufficient_data desc, correction_rate desc nulls last, skill_id
         """,

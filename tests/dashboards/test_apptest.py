@@ -381,6 +381,21 @@ def test_skills_show_the_insufficient_data_state(use_warehouse, demo: DemoWareho
     assert any("Insufficient data" in warning.value and NEW_SKILL in warning.value for warning in app.warning)
 
 
+def test_skills_show_the_undated_events_per_skill(use_warehouse, demo: DemoWarehouse, tmp_path: Path) -> None:
+    """Events the analyzer wrote without a timestamp are in no window: the page says how many each skill has,
+    and the skill's drill-down says they are not listed (skill_correction_rates.undated_events)."""
+    db = copy_warehouse(demo.db, tmp_path / "undated.duckdb")
+    with duckdb.connect(str(db)) as con:
+        con.execute("update marts.skill_correction_rates set undated_events = 4 where skill_id = ?", [NEW_SKILL])
+    use_warehouse(republish(db))
+    app = run_page(page("skills"), skill=NEW_SKILL)
+    assert_no_exception(app)
+    assert any(info.value.startswith("Undated events: 4 ") for info in app.info)
+    shown = next(frame.value for frame in app.dataframe if "undated_events" in frame.value.columns)
+    assert shown[["skill_id", "undated_events"]].values.tolist() == [[NEW_SKILL, 4]]
+    assert f"Not listed: 4 undated event(s) of {NEW_SKILL}, in no period." in texts(app)
+
+
 def plotly_figures(app: AppTest) -> dict[str, dict]:
     """The page's Plotly figures as JSON, by title."""
     figures = [json.loads(chart.proto.spec) for chart in app.get("plotly_chart")]

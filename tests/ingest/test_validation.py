@@ -131,6 +131,10 @@ ANALYZER_CASES = [
     Case("timestamp that does not parse", _ev(109, timestamp="yesterday"), ("timestamp", "yesterday")),
     Case("timestamp impossible date", _ev(110, timestamp="2026-02-30T10:00:00Z"), ("timestamp",)),
     Case("timestamp as a number", _ev(111, timestamp=1777600000), ("timestamp",)),
+    # analyze.py writes "" for an entry without a timestamp (an undated event, which lands); nothing else is "no time"
+    Case("timestamp blank", _ev(126, timestamp=" "), ("timestamp", "not an ISO-8601 timestamp")),
+    Case("timestamp missing", _ev(127, drop=["timestamp"]), ("timestamp", "missing")),
+    Case("timestamp null", _ev(128, timestamp=None), ("timestamp", "missing")),
     Case("invalid JSON", '{"event_id": "abc", "timestamp": "2026-05-01T1', ("json",)),
     Case("invalid UTF-8", b'{"event_id": "bad\xff\xfeutf8", "skill_id": "k\xc3"}', ("utf-8",)),
     Case("JSON array", "[1, 2, 3]", ("object",)),
@@ -154,12 +158,14 @@ ANALYZER_CASES = [
     Case("timestamp fractional", _ev(123, timestamp="2026-05-01T12:00:00.123456Z")),
     Case("timestamp -05:00 fractional", _ev(124, timestamp="2026-05-01T23:30:00.5-05:00")),
     Case("null optional fields", _ev(125, correction_type=None, dimension_hint=None, turns_to_feedback=None)),
+    Case("timestamp empty (undated)", _ev(129, timestamp="")),
 ]
 ANALYZER_UTC = {
     "timestamp Z": dt.datetime(2026, 5, 1, 12, 0, 0),
     "timestamp +02:00": dt.datetime(2026, 5, 1, 12, 0, 0),
     "timestamp fractional": dt.datetime(2026, 5, 1, 12, 0, 0, 123456),
     "timestamp -05:00 fractional": dt.datetime(2026, 5, 2, 4, 30, 0, 500000),
+    "timestamp empty (undated)": None,
 }
 
 

@@ -172,3 +172,21 @@ def test_an_export_that_crashed_is_completed_by_the_next(
         ids = {row[0] for row in con.execute("select event_id from raw.analyzer_events").fetchall()}
     assert repaired.partitions_written["analyzer_events"] == 1
     assert {row[0] for row in lake_rows(lake, "analyzer_events")} == ids and len(ids) == 29
+
+
+def test_an_undated_analyzer_event_goes_by_its_load_day(tmp_path: Path) -> None:
+    """An analyzer event whose timestamp the analyzer left empty (NULL in the table) is partitioned like every
+    data row, by the day it was loaded, and reaches the lake with its NULL timestamp."""
+    db, lake = tmp_path / "feedback.duckdb", tmp_path / "lake"
+    events = [analyzer_event(0), analyzer_event(1, timestamp="")]
+    ingest_ok("analyzer", write_jsonl(tmp_path / "feedback.jsonl", events), "--db", db)
+    with duckdb.connect(str(db)) as con:
+        export_lake(con, lake)
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert set(data_files(lake, "analyzer_events")) == {today}
+    files = sorted(str(path) for path in (lake / "analyzer_events").rglob("*.parquet"))
+    stamps = duckdb.sql(f'select event_id, "timestamp" from read_parquet({files}) order by 1').fetchall()
+    assert {event_id: ts is None for event_id, ts in stamps} == {
+        events[0]["event_id"]: False,
+        events[1]["event_id"]: True,
+    }

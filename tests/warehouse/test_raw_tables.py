@@ -54,7 +54,7 @@ def test_a_contract_is_its_raw_table(contract, warehouse: Path) -> None:
         (
             field.name,
             "INTEGER" if field.storage_type == "integer" else KIND_TYPES[field.kind],
-            "NO" if field.required or field.default_sql is not None else "YES",
+            "NO" if (field.required and not field.empty_is_null) or field.default_sql is not None else "YES",
         )
         for field in contract.fields
     ] + [("_source_uri", "VARCHAR", "NO"), ("_loaded_at", "TIMESTAMP", "NO"), ("_load_id", "VARCHAR", "NO")]
@@ -93,3 +93,27 @@ def test_an_older_warehouse_gets_the_columns_added_since(tmp_path: Path) -> None
     assert [name for name, _, _ in purge_log] == [c.name for c in BOOKKEEPING_TABLES["purge_log"]]
     assert analyzer["dimension_hint"] == "YES" and analyzer["event_id"] == "NO"
     assert set(analyzer) == {c.name for c in DATA_TABLES["analyzer_events"]}
+
+
+def test_an_older_warehouse_takes_undated_analyzer_events(tmp_path: Path) -> None:
+    """Before undated events landed, raw.analyzer_events.timestamp was `not null`: the old warehouse loses that
+    constraint (its rows stay) and takes an event whose timestamp the analyzer left empty."""
+    db = tmp_path / "old.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("create schema raw")
+        con.execute(
+            "create table raw.analyzer_events (event_id varchar not null, timestamp timestamp not null, "
+            "skill_id varchar not null, outcome varchar not null, _source_uri varchar not null, "
+            "_loaded_at timestamp not null, _load_id varchar not null)"
+        )
+        con.execute("insert into raw.analyzer_events values ('e1', '2026-05-01', 's', 'correction', 'f', now(), 'l')")
+    connect(db).close()  # what every command that writes does first
+    with duckdb.connect(str(db)) as con:
+        nullable = {name: null for name, _, null in columns(con, "analyzer_events")}
+        con.execute(
+            "insert into raw.analyzer_events (event_id, skill_id, outcome, _source_uri, _loaded_at, _load_id) "
+            "values ('u1', 's', 'acceptance', 'f', now(), 'l')"
+        )
+        stored = con.execute("select event_id, timestamp from raw.analyzer_events order by 1").fetchall()
+    assert nullable["timestamp"] == "YES" and nullable["event_id"] == "NO"
+    assert [(event, ts is None) for event, ts in stored] == [("e1", False), ("u1", True)]

@@ -7,6 +7,7 @@
 --   the confidence threshold), about conversation_id/turn_id;
 -- - analyzer: an implicit outcome mined from a coding-agent session
 --   (int_analyzer__events_deduplicated, one per event_id), about the skill;
+--   an undated event (no invocation time) is no signal;
 -- - workspace: a workspace feedback row (int_workspace__feedback_as_of),
 --   about its session, else its entity, else its agent; `session` rows are
 --   written by the system (failed sessions, failed eval replays), so their
@@ -79,6 +80,8 @@ analyzer_signals as (
         'implicit' as origin,
         cast(confidence as {{ dbt.type_float() }}) as confidence
     from analyzer_events
+    -- an undated event has no time to be a signal at (skill_correction_rates counts it)
+    where invoked_at is not null
 ),
 
 workspace_signals as (

@@ -5,6 +5,10 @@
 -- interval and whether the sample reaches `min_invocations`. Every skill seen
 -- up to as_of has a row: a skill without events in the window has a sample of
 -- 0 and a NULL rate (never 0).
+-- undated_events: the skill's events without an invocation time (the
+-- analyzer wrote `"timestamp": ""`), loaded by as_of. They are in no window,
+-- so never in the sample; counted here so that nothing read disappears. A
+-- skill whose only events are undated has a row: sample 0, rate NULL.
 
 {%- set lookback_days = var('correction_lookback_days') %}
 
@@ -15,14 +19,17 @@ with events as (
 skills as (
     select
         skill_id,
-        max(invoked_at) as last_invoked_at
+        max(invoked_at) as last_invoked_at,
+        count(case when invoked_at is null then 1 end) as undated_events
     from events
     group by skill_id
 ),
 
 events_in_lookback as (
     select * from events
-    where invoked_at >= {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }}
+    where
+        invoked_at is not null
+        and invoked_at >= {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }}
 ),
 
 counts_per_skill as (
@@ -41,6 +48,7 @@ counts_for_every_skill as (
     select
         skills.skill_id,
         skills.last_invoked_at,
+        skills.undated_events,
         coalesce(counts_per_skill.corrections, 0) as corrections,
         coalesce(counts_per_skill.partials, 0) as partials,
         coalesce(counts_per_skill.acceptances, 0) as acceptances,
@@ -61,6 +69,7 @@ rates as (
         weighted_corrections,
         {{ rate_with_interval('weighted_corrections', 'sample_size', 'correction_rate') }},
         sample_size >= {{ var('min_invocations') }} as sufficient_data,
+        undated_events,
         last_invoked_at,
         {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }} as window_start_at,
         {{ as_of_timestamp() }} as window_end_at,

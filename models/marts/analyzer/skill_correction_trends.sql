@@ -4,6 +4,8 @@
 -- direction is `insufficient_data` when either window holds fewer than
 -- `min_invocations` events, else `worsening` above +0.05, `improving` below
 -- -0.05 and `stable` in between. An empty window has a NULL rate, never 0.
+-- Undated events (no invocation time) are in neither window; a skill with
+-- only undated events has a row with two empty windows.
 -- The two-proportion z-test (pooled) compares the weighted correction counts;
 -- one test per skill, so the p-values of this build are adjusted for false
 -- discoveries (Benjamini-Hochberg q-values) and is_significant reads the q-value.
@@ -30,7 +32,9 @@ events_in_trend_windows as (
         correction_weight,
         invoked_at >= {{ dbt.dateadd('day', -window_days, as_of_timestamp()) }} as is_recent
     from events
-    where invoked_at >= {{ dbt.dateadd('day', -2 * window_days, as_of_timestamp()) }}
+    where
+        invoked_at is not null
+        and invoked_at >= {{ dbt.dateadd('day', -2 * window_days, as_of_timestamp()) }}
 ),
 
 counts_per_skill as (

@@ -4,6 +4,7 @@
 -- is_complete_week is true once as_of has reached the week's last instant
 -- (Sunday 23:59:59.999999 UTC, so a date as_of on a Sunday completes it),
 -- false for the week that as_of cuts short, Sunday afternoon included.
+-- Undated events (no invocation time) belong to no week and are left out.
 
 with events as (
     select * from {{ ref('int_analyzer__events_weighted') }}
@@ -18,6 +19,7 @@ events_by_week as (
         is_acceptance,
         correction_weight
     from events
+    where invoked_at is not null
 ),
 
 counts_per_week as (

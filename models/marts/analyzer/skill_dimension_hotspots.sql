@@ -2,7 +2,8 @@
 -- correction and partial events with a non-null dimension over the last
 -- `correction_lookback_days` days (the window of skill_correction_rates),
 -- their share of the skill's attributed corrections and partials, and the
--- dimension's rank within the skill (1 = the hotspot).
+-- dimension's rank within the skill (1 = the hotspot). Undated events (no
+-- invocation time) are outside the window.
 
 {%- set lookback_days = var('correction_lookback_days') %}
 
@@ -13,7 +14,8 @@ with events as (
 attributed_corrections as (
     select * from events
     where
-        invoked_at >= {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }}
+        invoked_at is not null
+        and invoked_at >= {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }}
         and (is_correction or is_partial)
         and dimension_hint is not null
 ),

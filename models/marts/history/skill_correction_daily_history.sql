@@ -1,6 +1,7 @@
 -- Per skill and day, the analyzer outcome counts behind the correction rate,
 -- kept after the events are archived or deleted: incremental on the day (see
--- session_feedback_daily_history). Counts only.
+-- session_feedback_daily_history). Counts only. Undated events (no
+-- invocation time) belong to no day and are left out.
 {{
     config(
         incremental_strategy=daily_incremental_strategy(),
@@ -24,6 +25,7 @@ counts as (
         count(*) as sample_size,
         sum(correction_weight) as weighted_corrections
     from events
+    where invoked_at is not null
     group by cast(invoked_at as date), skill_id
 ),
 

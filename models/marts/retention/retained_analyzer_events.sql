@@ -1,6 +1,7 @@
 -- Analyzer events the retention policies still keep as of the report instant
 -- (one row per event_id, at or before as_of): policy `analyzer_events`
--- deletes events invoked before as_of minus keep_days (365 by default).
+-- deletes events invoked before as_of minus keep_days (365 by default);
+-- an undated event (no invocation time) is dated by when it was loaded.
 -- storage_tier says where a kept event lives: `active` (the last keep_days
 -- of policy `analyzer_events_archive`, 90 by default) or `archive` (moved
 -- to the Parquet archive, still counted by the metrics). The rows of
@@ -28,6 +29,7 @@ retained as (
         loaded_at,
         load_id,
         source_uri,
+        is_undated,
         retention_policy,
         storage_tier
     from stored

@@ -6,7 +6,8 @@
 -- cutoffs come from the same macros as the retained_* views, so
 -- rows_kept equals the row count of the policy's view (per scope).
 -- A policy measured on a date column (session feedback's recorded_date)
--- compares dates: cutoff_at is then the cutoff date at 00:00.
+-- compares dates: cutoff_at is then the cutoff date at 00:00. Analyzer
+-- events are dated by event_dated_at (an undated event by its loaded_at).
 
 with retention_policies as (
     select * from {{ ref('retention_policies') }}
@@ -70,7 +71,7 @@ dated_rows as (
     select
         'analyzer_events' as raw_table,
         'all' as scope,
-        invoked_at as dated_at
+        event_dated_at as dated_at
     from analyzer_events
     union all
     select

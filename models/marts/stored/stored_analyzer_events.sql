@@ -4,6 +4,9 @@
 -- retained_analyzer_events, with is_retained telling the rows that view
 -- keeps and storage_tier where a row lives by the archive policy's window.
 -- The dashboard's skill drill-down reads it when the retention switch is off.
+-- Retention dates an event by event_dated_at: its invoked_at, or for an
+-- undated event (invoked_at null) the instant it was first loaded, as
+-- `feedback-analytics purge` does (operations/retention.py).
 
 with events as (
     select * from {{ ref('int_analyzer__events_deduplicated') }}
@@ -26,15 +29,16 @@ stored as (
         events.loaded_at,
         events.load_id,
         events.source_uri,
+        events.is_undated,
         'analyzer_events' as retention_policy,
         case
-            when events.invoked_at >= {{
+            when events.event_dated_at >= {{
                 retention_cutoff_at(retention_keep_days('analyzer_events_archive'))
             }}
                 then 'active'
             else 'archive'
         end as storage_tier,
-        events.invoked_at
+        events.event_dated_at
         >= {{ retention_cutoff_at(retention_keep_days('analyzer_events')) }} as is_retained
     from events
 )

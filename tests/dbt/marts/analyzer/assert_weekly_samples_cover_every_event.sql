@@ -1,7 +1,7 @@
--- Must hold: the weekly correction marts cover every deduplicated event up
--- to as_of exactly once, so per skill the weekly sample sizes and weighted
--- corrections add up to the skill's events and weights. Returns the skills
--- where they do not.
+-- Must hold: the weekly correction marts cover every dated deduplicated
+-- event up to as_of exactly once (an undated event belongs to no week), so
+-- per skill the weekly sample sizes and weighted corrections add up to the
+-- skill's dated events and weights. Returns the skills where they do not.
 
 with events as (
     select * from {{ ref('int_analyzer__events_weighted') }}
@@ -17,6 +17,7 @@ events_per_skill as (
         count(*) as events,
         sum(correction_weight) as weighted_corrections
     from events
+    where invoked_at is not null
     group by skill_id
 ),
 

@@ -1,8 +1,8 @@
 -- Must hold: skill_invocations_daily (the semantic layer's counts, per day,
--- skill and dimension hint) counts every stored analyzer event once:
--- summed over dimensions, every UTC day and skill has as many invocations
--- as stored_analyzer_events holds events. Returns the days and skills
--- where they differ.
+-- skill and dimension hint) counts every dated stored analyzer event once
+-- (an undated one belongs to no day): summed over dimensions, every UTC day
+-- and skill has as many invocations as stored_analyzer_events holds dated
+-- events. Returns the days and skills where they differ.
 
 with invocations as (
     select * from {{ ref('skill_invocations_daily') }}
@@ -27,6 +27,7 @@ stored_per_skill as (
         skill_id,
         count(*) as events
     from stored
+    where invoked_at is not null
     group by cast(invoked_at as date), skill_id
 ),
 

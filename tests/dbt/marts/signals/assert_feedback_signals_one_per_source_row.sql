@@ -1,8 +1,8 @@
 -- feedback_signals holds exactly one signal per source row at or before
 -- as_of: every session feedback record, every active turn reaction, every
--- deduplicated analyzer event and every workspace feedback row; and the
--- daily mart adds up to it. Returns one row per source system whose counts
--- differ.
+-- dated deduplicated analyzer event (an undated one has no time to be a
+-- signal at) and every workspace feedback row; and the daily mart adds up
+-- to it. Returns one row per source system whose counts differ.
 
 with session_feedback as (
     select * from {{ ref('stg_session_feedback__records') }}
@@ -44,6 +44,7 @@ source_counts as (
         'analyzer' as source_system,
         count(*) as source_rows
     from analyzer_events
+    where invoked_at is not null
     union all
     select
         'workspace' as source_system,
