@@ -54,16 +54,7 @@ VALUE_TESTS = ("accepted_values", "accepted_range", "relationships")
 FIELDS = {contract.table: {field.name: field for field in contract.fields} for contract in CONTRACTS}
 
 # (model or source table, column, test): offenders in folders others own, to be fixed by them
-PENDING_ELSEWHERE: frozenset[tuple[str, str, str]] = frozenset(
-    {
-        # staging/session_feedback: `surface` is the renamed `source` (guarded by its enum once it says so:
-        # meta: {upstream_field: session_feedback.source})
-        ("stg_session_feedback__records", "surface", "accepted_values"),
-        # marts/reactions: the mart's own confidence (1.0 for users, machines filtered at the threshold), not
-        # upstream's as read: meta: {upstream_controlled: false}
-        ("turn_reactions_active", "confidence", "accepted_range"),
-    }
-)
+PENDING_ELSEWHERE: frozenset[tuple[str, str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -209,8 +200,8 @@ def test_the_audit_sees_every_upstream_value_test(manifest: dict[str, Any]) -> N
     tests = value_tests(manifest)
     on_staging = {(t.node, t.column) for t in tests if t.is_staging}
     assert ("stg_analyzer__events", "outcome") in on_staging and (
-        "stg_reactions__turn_reactions",
-        "user_type",
+        "stg_reactions__index_rows",
+        "origin",
     ) in on_staging
     assert any(t.is_source for t in tests)
     user_type = next(t for t in tests if (t.node, t.column) == ("stg_reactions__turn_reactions", "user_type"))
