@@ -177,6 +177,7 @@ class Load:
         self.started_at = datetime.now(UTC).replace(tzinfo=None)
         self._clock = time.perf_counter()
         self.contract_breach = False  # why `stream_clean` refused: a row broke the contract (else: a bad line)
+        self.observed_at: datetime | None = None  # a check of the reaction index: the instant it stands for
 
     # -- the transaction ---------------------------------------------------
     @contextmanager
@@ -381,16 +382,22 @@ class Load:
         raw_bytes = "c._raw_bytes" if raw_sql is None and not _private(contract, self.options) else "null"
         key = quote(contract.key)
         key_text = f"cast(b.{key} as varchar)" if contract.key not in contract.redact_in_quarantine else "null"
+        uri = "b._uri"
+        if contract.claim:  # a record that claims nothing (no JSON object) may be anyone's: not even its path
+            claims = "coalesce(case when json_valid(c._raw) then json_type(c._raw) = 'OBJECT' end, false)"
+            uri = f"case when {claims} then b._uri else {sql_literal(self.result.uri)} end"
+            # the file found again by its content: sha256sum over the folder
+            key_text = f"case when {claims} then {key_text} else 'sha256:' || sha256(coalesce(c._raw, '')) end"
         row = self.con.execute(
             f"""
             insert into raw.quarantine
-            select ?, ?, ?, b._uri, b._line, {key_text}, {text}, {raw_bytes}, b._reason, ?
+            select ?, ?, ?, {uri}, b._line, {key_text}, {text}, {raw_bytes}, b._reason, ?
             from _batch as b
             join _chunk as c on c._uri = b._uri and c._line is not distinct from b._line
             where b._reason <> ''
               and not exists (
                   select 1 from raw.quarantine as q
-                  where q.target_table = ? and q.source_uri = b._uri
+                  where q.target_table = ? and q.source_uri = {uri}
                     and q.line_number is not distinct from b._line
                     and q.record_key is not distinct from {key_text}
                     and q.reason = b._reason
@@ -407,8 +414,8 @@ class Load:
             """
             insert into raw.load_manifest (load_id, source, target_table, uri, checksum, size_bytes, rows_read,
                 rows_loaded, rows_quarantined, rows_duplicate, started_at, finished_at,
-                start_offset, end_offset, end_line, prefix_fingerprint, rows_skipped, rows_removed)
-            values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                start_offset, end_offset, end_line, prefix_fingerprint, rows_skipped, rows_removed, observed_at)
+            values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 self.load_id,
@@ -429,6 +436,7 @@ class Load:
                 span and span.prefix_fingerprint,
                 r.rows_skipped,
                 r.rows_removed,
+                self.observed_at,
             ],
         )
 

@@ -112,6 +112,9 @@ BOOKKEEPING_TABLES: dict[str, tuple[Column, ...]] = {
         Column("rows_skipped", "bigint"),
         # index rows landed earlier that this load found gone from the source (raw.reaction_index._removed_at)
         Column("rows_removed", "bigint"),
+        # reaction_index loads: the instant the check of the index stands for (rows found gone were gone by then;
+        # a reaction only the blobs hold, given before it, was not in the index then)
+        Column("observed_at", "timestamp"),
     ),
     # one row per retention policy applied
     "purge_log": (

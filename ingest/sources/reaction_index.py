@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import duckdb
 import pyarrow as pa
@@ -52,6 +52,8 @@ ROW_COLUMNS = """
     to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ts
 """
 IDS_PER_QUERY = 20_000  # conversations named in one query
+# a run's as_of (nightly) is the instant of its checks when taken at most this long before the check started
+OBSERVED_LEAD = dt.timedelta(minutes=15)
 
 
 class IndexDatabase(PostgresTable):
@@ -105,17 +107,53 @@ def _summary_sql(table: str, id_column: str, where: str) -> str:
     """
 
 
-def _changed_conversations(con: duckdb.DuckDBPyConnection, source: pa.Table, schema: str) -> tuple[list[str], bool]:
+@dataclass(frozen=True)
+class Schema:
+    """One index schema of one database, as this warehouse knows it."""
+
+    database: str
+    name: str
+    uri: str
+    # rows with ts before this were purged here (the turn_reaction_index policy): neither compared nor read again
+    purged_before: dt.datetime | None
+
+    @property
+    def landed(self) -> str:
+        """SQL: the rows of this schema landed and not found gone, within what the purge keeps."""
+        where = (
+            f"database_name = {sql_literal(self.database)} and schema_name = {sql_literal(self.name)} "
+            "and _removed_at is null"
+        )
+        if self.purged_before:
+            where += f" and ts >= {sql_literal(self.purged_before.isoformat())}::timestamp"
+        return where
+
+    def source_rows(self) -> str:
+        """SQL (PostgreSQL): the schema's reaction rows within what the purge keeps."""
+        where = REACTION_ROWS
+        if self.purged_before:
+            where += f" and ts >= {sql_literal(self.purged_before.isoformat() + '+00')}::timestamptz"
+        return where
+
+
+def _purged_before(con: duckdb.DuckDBPyConnection) -> dt.datetime | None:
+    """The latest cutoff a committed purge applied to raw.reaction_index (rows dated before it were deleted)."""
+    (cutoff,) = con.execute(
+        "select max(cutoff) from raw.purge_log where table_name = ? and not is_dry_run", [REACTION_INDEX.table]
+    ).fetchall()[0]
+    return cutoff
+
+
+def _changed_conversations(con: duckdb.DuckDBPyConnection, source: pa.Table, schema: Schema) -> tuple[list[str], bool]:
     """The conversations whose reaction rows differ between the server and the warehouse; and whether the
     warehouse holds none of the schema yet (then everything is read in one query)."""
     landed_rows = f"raw.{REACTION_INDEX.table}"
-    where = f"schema_name = {sql_literal(schema)} and _removed_at is null"
     con.register("_source_summary", source)
     try:
-        first = not con.execute(f"select 1 from {landed_rows} where {where} limit 1").fetchall()
+        first = not con.execute(f"select 1 from {landed_rows} where {schema.landed} limit 1").fetchall()
         changed = con.execute(
             f"""
-            with landed as ({_summary_sql(landed_rows, "index_id", where)})
+            with landed as ({_summary_sql(landed_rows, "index_id", schema.landed)})
             select coalesce(s.conversation_id, l.conversation_id)
             from _source_summary as s
             full join landed as l on s.conversation_id = l.conversation_id
@@ -127,43 +165,65 @@ def _changed_conversations(con: duckdb.DuckDBPyConnection, source: pa.Table, sch
     return [row[0] for row in changed], first
 
 
-def _read_rows(db: IndexDatabase, schema: str, conversations: list[str], everything: bool) -> pa.Table:
-    table = f"{quote(schema)}.{TABLE}"
+def _read_rows(db: IndexDatabase, schema: Schema, conversations: list[str], everything: bool) -> pa.Table:
+    table = f"{quote(schema.name)}.{TABLE}"
     if everything:
-        return db.query(f"select {ROW_COLUMNS} from {table} where {REACTION_ROWS} order by id")
+        return db.query(f"select {ROW_COLUMNS} from {table} where {schema.source_rows()} order by id")
     parts = []
     for start in range(0, len(conversations), IDS_PER_QUERY):
         named = json.dumps(conversations[start : start + IDS_PER_QUERY])
         parts.append(
             db.query(
-                f"select {ROW_COLUMNS} from {table} where {REACTION_ROWS} "
+                f"select {ROW_COLUMNS} from {table} where {schema.source_rows()} "
                 "and conversation_id in (select jsonb_array_elements_text($1::jsonb)) order by id",
                 (named,),
             )
         )
-    return pa.concat_tables(parts) if parts else None
+    return pa.concat_tables(parts)
 
 
-def _envelopes_sql(schema: str, uri: str) -> str:
+def _envelopes_sql(schema: Schema) -> str:
     """The rows read (`_index_rows`: every reaction row of the changed conversations) as envelope JSON for the
-    REACTION_INDEX contract; the rows landed before are the load's duplicates."""
-    fallback_tenant = schema.removeprefix(SCHEMA_PREFIX).split("_", 1)[0]
-    fallback_project = schema.removeprefix(SCHEMA_PREFIX).split("_", 1)[-1]
+    REACTION_INDEX contract; the rows landed before are the load's duplicates.
+
+    The blob a row points at (`hosted_uri`, conversation_store.put_message) gives tenant, project and the owner
+    segment of the path; a `file://` URI is percent-encoded (Path.as_uri), an `s3://` one is not. The owner in
+    the rn is the row's user_id unless the user is anonymous (then the blob path holds a fingerprint:
+    _who_and_id). A row without a blob path takes tenant and project from the schema's other rows, else from
+    the schema name (split at its first `_`: `-` and spaces were turned into `_`, so a guess)."""
+    bare = schema.name.removeprefix(SCHEMA_PREFIX)
+    fallback_tenant, _, fallback_project = bare.partition("_")
+    landed_scope = (
+        f"(select {{}} from raw.{REACTION_INDEX.table} where database_name = {sql_literal(schema.database)} "
+        f"and schema_name = {sql_literal(schema.name)} and {{}} is not null limit 1)"
+    )
+    decoded = "case when hosted_uri like 'file:%' then url_decode({0}) else {0} end"
     return f"""
         with rows as (
             select *,
                 string_split(regexp_extract(hosted_uri, '/conversation/(.*)$', 1), '/') as path_parts,
-                nullif(url_decode(regexp_extract(hosted_uri, '/tenants/([^/]+)/projects/', 1)), '') as path_tenant,
-                nullif(url_decode(regexp_extract(hosted_uri, '/projects/([^/]+)/conversation/', 1)), '')
+                nullif({decoded.format("regexp_extract(hosted_uri, '/tenants/([^/]+)/projects/', 1)")}, '')
+                    as path_tenant,
+                nullif({decoded.format("regexp_extract(hosted_uri, '/projects/([^/]+)/conversation/', 1)")}, '')
                     as path_project,
                 case when text like '{{%' then text else substr(text, strpos(text, '{{')) end as reaction_text
             from _index_rows
         ),
         located as (
             select *,
-                coalesce(path_tenant, {sql_literal(fallback_tenant)}) as tenant,
-                coalesce(path_project, {sql_literal(fallback_project)}) as project,
-                case when len(path_parts) >= 4 then url_decode(path_parts[-4]) end as path_user,
+                coalesce(
+                    path_tenant, max(path_tenant) over (), {landed_scope.format("tenant", "tenant")},
+                    {sql_literal(fallback_tenant)}
+                ) as tenant_name,
+                coalesce(
+                    path_project, max(path_project) over (), {landed_scope.format("project", "project")},
+                    {sql_literal(fallback_project or bare)}
+                ) as project_name,
+                case
+                    when coalesce(user_id, '') not in ('', 'anonymous') then user_id
+                    when len(path_parts) >= 4 then {decoded.format("path_parts[-4]")}
+                    else coalesce(user_id, '')
+                end as owner,
                 coalesce(message_id, regexp_extract(hosted_uri, '/([^/]+)\\.json$', 1)) as message_name,
                 nullif(substr(list_filter(tags, lambda t: t like 'turn:%')[1], 6), '') as tag_turn,
                 nullif(substr(list_filter(tags, lambda t: t like 'origin:%')[1], 8), '') as tag_origin
@@ -171,17 +231,17 @@ def _envelopes_sql(schema: str, uri: str) -> str:
         )
         select
             row_number() over (order by id)::bigint as _line,
-            {sql_literal(uri)} as _uri,
+            {sql_literal(schema.uri)} as _uri,
             json_object(
-                'index_key', {sql_literal(schema + ":")} || id,
-                'schema_name', {sql_literal(schema)},
+                'index_key', {sql_literal(f"{schema.database}.{schema.name}:")} || id,
+                'database_name', {sql_literal(schema.database)},
+                'schema_name', {sql_literal(schema.name)},
                 'index_id', id,
-                'rn', 'ef:' || tenant || ':' || project || ':chatbot:message:'
-                    || url_encode(coalesce(path_user, user_id, '')) || ':' || conversation_id || ':'
-                    || coalesce(turn_id, tag_turn) || ':artifact:' || message_name,
-                'tenant', tenant,
-                'project', project,
-                'user_id', coalesce(path_user, user_id),
+                'rn', 'ef:' || tenant_name || ':' || project_name || ':chatbot:message:' || url_encode(owner) || ':'
+                    || conversation_id || ':' || coalesce(turn_id, tag_turn) || ':artifact:' || message_name,
+                'tenant', tenant_name,
+                'project', project_name,
+                'user_id', owner,
                 'conversation_id', conversation_id,
                 'bundle_id', bundle_id,
                 'turn_id', turn_id,
@@ -202,35 +262,44 @@ def _envelopes_sql(schema: str, uri: str) -> str:
 def _removal_instant(
     con: duckdb.DuckDBPyConnection, uri: str, started_at: dt.datetime, observed_at: dt.datetime | None
 ) -> dt.datetime:
-    """When the rows this load finds gone were gone by: the load's start, or the instant its run stands for
-    (nightly's as_of, a moment before) when that is later than the schema's previous load, which still saw
-    them."""
-    if observed_at is None or observed_at >= started_at:
+    """The instant this check of the index stands for: its start, or the instant its run stands for (nightly's
+    as_of, taken a moment before its ingest) when that is at most OBSERVED_LEAD before the start and later
+    than the schema's previous check, which still saw the rows this one finds gone."""
+    if observed_at is None or observed_at >= started_at or started_at - observed_at > OBSERVED_LEAD:
         return started_at
     (previous,) = con.execute(
-        "select max(started_at) from raw.load_manifest where target_table = ? and uri = ?",
+        "select max(coalesce(observed_at, started_at)) from raw.load_manifest where target_table = ? and uri = ?",
         [REACTION_INDEX.table, uri],
     ).fetchall()[0]
     return observed_at if previous is None or observed_at > previous else started_at
 
 
-def _load_schema(
-    con: duckdb.DuckDBPyConnection, db: IndexDatabase, schema: str, options: LoadOptions, progress: LoadProgress
+def _check(
+    con: duckdb.DuckDBPyConnection,
+    db: IndexDatabase | None,
+    schema: Schema,
+    options: LoadOptions,
+    progress: LoadProgress,
 ) -> LoadResult:
-    uri = f"{redact_dsn(db.dsn)}#{schema}.{TABLE}"
-    progress.start(f"postgres {schema}.{TABLE}", None)
-    source_summary = db.query(_summary_sql(f"{quote(schema)}.{TABLE}", "id", REACTION_ROWS))
-    changed, first = _changed_conversations(con, source_summary, schema)
-    if not changed:
-        return LoadResult(REACTION_INDEX.source, REACTION_INDEX.table, uri, skipped=True)
-    rows = _read_rows(db, schema, changed, everything=first)
+    """One check of one schema, one load: the rows of the conversations that changed land (those landed before
+    are duplicates), the landed rows the server no longer has are stamped removed. `db` None: the schema is
+    gone from the server, so every row of it is. Every check is recorded (raw.load_manifest.observed_at), a
+    check that found nothing changed too: it says the reactions the blobs hold and it did not find were gone."""
+    progress.start(f"postgres {schema.name}.{TABLE}", None)
+    if db is None:
+        changed, first, rows = None, False, _no_rows()
+    else:
+        source_summary = db.query(_summary_sql(f"{quote(schema.name)}.{TABLE}", "id", schema.source_rows()))
+        changed, first = _changed_conversations(con, source_summary, schema)
+        rows = _read_rows(db, schema, changed, everything=first) if changed else _no_rows()
     opts = replace(options, on_rows=progress.rows_done)
-    load = Load(con, REACTION_INDEX, uri, opts)
+    load = Load(con, REACTION_INDEX, schema.uri, opts)
+    load.observed_at = _removal_instant(con, schema.uri, load.started_at, options.observed_at)
     con.register("_index_rows", rows)
-    con.register("_changed", pa.table({"conversation_id": pa.array(changed, pa.string())}))
+    con.register("_changed", pa.table({"conversation_id": pa.array(changed or [], pa.string())}))
     try:
-        envelopes = con.sql(_envelopes_sql(schema, uri)).to_arrow_table().cast(BATCH_SCHEMA)
-        removed_at = _removal_instant(con, uri, load.started_at, options.observed_at)
+        envelopes = con.sql(_envelopes_sql(schema)).to_arrow_table().cast(BATCH_SCHEMA)
+        in_changed = "true" if changed is None else "landed.conversation_id in (select conversation_id from _changed)"
         with load.transaction():
             if envelopes.num_rows:
                 load.add_json_batch(envelopes)
@@ -238,17 +307,33 @@ def _load_schema(
                 f"""
                 update raw.{REACTION_INDEX.table} as landed
                 set _removed_at = ?, _removed_by_load = ?
-                where landed.schema_name = ? and landed._removed_at is null
-                  and landed.conversation_id in (select conversation_id from _changed)
+                where {schema.landed}
+                  and {in_changed}
                   and landed.index_id not in (select id from _index_rows)
                 """,
-                [removed_at, load.load_id, schema],
+                [load.observed_at, load.load_id],
             ).fetchall()[0]
             load.result.rows_removed = int(removed)
     finally:
         con.unregister("_index_rows")
         con.unregister("_changed")
     return load.result
+
+
+def _no_rows() -> pa.Table:
+    columns = ("id", "user_id", "bundle_id", "conversation_id", "message_id", "turn_id", "user_type", "hosted_uri")
+    table = pa.table({c: pa.array([], pa.int64() if c == "id" else pa.string()) for c in columns})
+    table = table.append_column("tags", pa.array([], pa.list_(pa.string())))
+    return table.append_column("text", pa.array([], pa.string())).append_column("ts", pa.array([], pa.string()))
+
+
+def _landed_schemas(con: duckdb.DuckDBPyConnection, database: str) -> list[str]:
+    rows = con.execute(
+        f"select distinct schema_name from raw.{REACTION_INDEX.table} where database_name = ? "
+        "and _removed_at is null order by 1",
+        [database],
+    ).fetchall()
+    return [row[0] for row in rows]
 
 
 def ingest_reaction_index(
@@ -259,6 +344,18 @@ def ingest_reaction_index(
     progress: LoadProgress,
 ) -> list[LoadResult]:
     """Every index schema of the database (or those named), each as one load: new reaction rows land, rows gone
-    from the server are stamped removed."""
+    from the server are stamped removed. Without `schemas`, a schema landed before that the database no longer
+    has is checked too: every row of it is gone."""
     db = IndexDatabase(postgres_dsn)
-    return [_load_schema(con, db, schema, options, progress) for schema in db.schemas(schemas)]
+    database = db.query("select current_database()").column(0)[0].as_py()
+    purged_before = _purged_before(con)
+
+    def schema(name: str) -> Schema:
+        return Schema(database, name, f"{redact_dsn(db.dsn)}#{database}.{name}.{TABLE}", purged_before)
+
+    found = db.schemas(schemas)
+    results = [_check(con, db, schema(name), options, progress) for name in found]
+    if not schemas:
+        gone = [name for name in _landed_schemas(con, database) if name not in found]
+        results += [_check(con, None, schema(name), options, progress) for name in gone]
+    return results

@@ -62,7 +62,6 @@ def replayed(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
 @pytest.fixture(scope="module")
 def warehouses(replayed: tuple[Replay, str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     run, dsn = replayed
-    as_of = run.end.isoformat() + "Z"
     built = {}
     for kind in ("both", "blobs", "index"):
         work_dir = tmp_path_factory.mktemp(f"reactions-{kind}")
@@ -71,9 +70,14 @@ def warehouses(replayed: tuple[Replay, str], tmp_path_factory: pytest.TempPathFa
             _run(["ingest", "reactions", "--postgres", dsn, "--db", str(db), "-q"])
         if kind in ("both", "blobs"):
             _run(["ingest", "reactions", str(run.storage), "--db", str(db), "-q"])
-        _build(db, work_dir, as_of)
+        # as of now: after the checks of the index, which say what was active then
+        _build(db, work_dir, _now())
         built[kind] = db
     return built
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None).isoformat() + "Z"
 
 
 def _rows(db: Path, sql: str) -> list[dict[str, Any]]:
@@ -162,3 +166,22 @@ def test_the_blob_tree_lands_only_reactions(replayed: tuple[Replay, str], wareho
             dump = str(con.execute(f"select * from raw.{table}").fetchall())
             assert not any(q["text"] in dump for q in questions)
             assert "/user-" not in dump and "-turn.log.json" not in dump
+
+
+def test_before_the_first_check_of_the_index_the_blobs_decide(
+    replayed: tuple[Replay, str], warehouses: dict[str, Path], tmp_path: Path
+):
+    """Built as of the replay's end, before the index was ever checked: nothing says yet that a reaction only
+    the blobs hold was gone, so the warehouse with both parts shows what the blobs alone showed then, and adding
+    the index does not rewrite a past report."""
+    run, _ = replayed
+    as_of = run.end.isoformat() + "Z"
+    results = {}
+    for kind in ("both", "blobs"):
+        db = tmp_path / f"{kind}.duckdb"
+        db.write_bytes(warehouses[kind].read_bytes())
+        work = tmp_path / kind
+        work.mkdir()
+        _build(db, work, as_of)
+        results[kind] = _summary(db)
+    assert results["both"] == results["blobs"] != _oracle(run)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -90,8 +92,11 @@ def test_clears_and_replacements_are_noticed_reading_only_the_changed_conversati
     db = tmp_path / "wh.duckdb"
     _index(db, pg_database)
     loads_before = len(_manifest(db))
-    assert _index(db, pg_database).count("unchanged since its last load, skipped") == 2  # both schemas
-    assert len(_manifest(db)) == loads_before
+    _index(db, pg_database)  # nothing changed: each schema's check is recorded, and reads no row
+    unchanged = _manifest(db)[loads_before:]
+    assert [(m["rows_read"], m["rows_loaded"], m["rows_removed"]) for m in unchanged] == [(0, 0, 0)] * 2
+    assert all(m["observed_at"] == m["started_at"] for m in unchanged)
+    loads_before = len(_manifest(db))
 
     platform = run.platforms[0]
     first, second = [c for c in run.conversations if c[0] is platform][:2]
@@ -114,7 +119,7 @@ def test_clears_and_replacements_are_noticed_reading_only_the_changed_conversati
     )
     _index(db, pg_database)
     loads = _manifest(db)[loads_before:]
-    last = [m for m in loads if m["uri"].endswith(f"#{platform.schema}.conv_messages")][-1]
+    last = [m for m in loads if m["uri"].endswith(f".{platform.schema}.conv_messages")][-1]
     in_the_two = sum(
         1
         for r in platform.index_rows()
@@ -211,3 +216,117 @@ def test_schema_needs_postgres(tmp_path: Path, extra: list[str]):
     (tmp_path / "blobs").mkdir()
     result = run_cli("ingest", "reactions", str(tmp_path / "blobs"), *extra, "--db", tmp_path / "wh.duckdb")
     assert result.returncode == 2 and "--schema names schemas of the reaction index" in result.stderr
+
+
+def test_the_rn_is_the_blobs_for_anonymous_s3_and_odd_user_ids(pg_database: str, tmp_path: Path):
+    """conversation_store.py _who_and_id: an anonymous user's blob path (and rn) holds the fingerprint, a
+    registered user's the user id (rn.py quotes it, safe=''); Path.as_uri percent-encodes a file:// path, an
+    s3:// URI is not encoded (_uri_for_path). The rn rebuilt from each index row equals the blob's meta.rn."""
+    platform = Platform(pg_database, tmp_path / "storage", "acme", "support")
+    at = NOW - dt.timedelta(days=1)
+    registered = platform.submit_turn_feedback(
+        user="u/1@x.com", conversation_id="c1", turn_id="t1", reaction="ok", at=at
+    )
+    body = {"turn_id": "t2", "text": "", "confidence": 1.0, "ts": "2026-10-30T10:00:00Z", "reaction": "not_ok"}
+    anonymous_uri, anonymous_mid, anonymous_rn = platform.put_message(
+        user="anonymous", fingerprint="fp 7%", conversation_id="c2", turn_id="t2", role="artifact",
+        text=json.dumps(body), at=at, id="turn.log.reaction", payload={"reaction": {**body, "origin": "user"}},
+        meta={"kind": "turn.log.reaction"},
+    )  # fmt: skip
+    platform.add_message(
+        user_id="anonymous", conversation_id="c2", turn_id="t2", role="artifact", text=json.dumps(body),
+        hosted_uri=anonymous_uri, ts=body["ts"], tags=["artifact:turn.log.reaction", "turn:t2", "origin:user"],
+        user_type="anonymous", message_id=anonymous_mid,
+    )  # fmt: skip
+    s3_mid = "artifact-2026-10-30T11-00-00-0a1b2c3d-turn.log.reaction"
+    platform.add_message(
+        user_id="anonymous", conversation_id="c3", turn_id="t3", role="artifact", text=json.dumps(body),
+        hosted_uri=f"s3://bucket/pre/cb/tenants/acme/projects/support/conversation/fp%41/c3/t3/{s3_mid}.json",
+        ts=body["ts"], tags=["artifact:turn.log.reaction", "turn:t3", "origin:user"], user_type="anonymous",
+        message_id=s3_mid,
+    )  # fmt: skip
+    db = tmp_path / "wh.duckdb"
+    _index(db, pg_database)
+    rns = {r["conversation_id"]: r["rn"] for r in rows(db, "select conversation_id, rn from raw.reaction_index")}
+    assert rns["c1"] == registered
+    assert rns["c2"] == anonymous_rn and "fp%207%25" in anonymous_rn
+    assert rns["c3"] == f"ef:acme:support:chatbot:message:fp%2541:c3:t3:artifact:{s3_mid}"
+
+
+def test_a_purge_is_not_undone_by_the_next_load(pg_database: str, tmp_path: Path):
+    """The platform keeps index rows past 365 days (its TTL is a read filter): after our purge deleted them,
+    the next load neither compares nor reads them again."""
+    platform = Platform(pg_database, tmp_path / "storage", "acme", "support")
+    old, recent = NOW - dt.timedelta(days=400), NOW - dt.timedelta(days=2)
+    for n in range(3):
+        platform.submit_turn_feedback(user="u1", conversation_id=f"c{n}", turn_id="t1", reaction="ok", at=old)
+    platform.submit_turn_feedback(user="u1", conversation_id="c0", turn_id="t2", reaction="not_ok", at=recent)
+    platform.submit_turn_feedback(user="u1", conversation_id="c9", turn_id="t1", reaction="ok", at=recent)
+    db = tmp_path / "wh.duckdb"
+    _index(db, pg_database)
+    assert query(db, "select count(*) from raw.reaction_index")[0][0] == 5
+    purged = run_cli("purge", "--yes", "--db", db)
+    assert purged.returncode == 0, purged.stderr
+    assert query(db, "select count(*) from raw.reaction_index")[0][0] == 2
+    loads_before = len(_manifest(db))
+    _index(db, pg_database)
+    assert query(db, "select count(*) from raw.reaction_index")[0][0] == 2
+    (check,) = _manifest(db)[loads_before:]
+    assert (check["rows_read"], check["rows_loaded"], check["rows_removed"]) == (0, 0, 0)
+
+
+def test_a_past_as_of_never_dates_a_removal_before_the_check_that_saw_the_row(pg_database: str, tmp_path: Path):
+    """A nightly run as of a past day: a row found gone is dated at the check itself, since a check after that
+    day still saw it; a run as of now (a moment before its check) dates it at its as_of."""
+    from ingest.sources import ingest_configured_sources
+
+    platform = Platform(pg_database, tmp_path / "storage", "acme", "support")
+    at = NOW - dt.timedelta(days=3)
+    for n in range(2):
+        platform.submit_turn_feedback(user="u1", conversation_id=f"c{n}", turn_id="t1", reaction="ok", at=at)
+    config = tmp_path / "sources.toml"
+    config.write_text('[[reactions]]\npostgres_dsn_env = "INDEX_DSN"\n')
+    db = tmp_path / "wh.duckdb"
+    os.environ["INDEX_DSN"] = pg_database
+    try:
+        ingest_configured_sources(db, config)
+        platform.submit_turn_feedback(user="u1", conversation_id="c0", turn_id="t1", reaction=None, at=at)
+        ingest_configured_sources(db, config, observed_at=NOW - dt.timedelta(days=1))  # a past as_of
+        platform.submit_turn_feedback(user="u1", conversation_id="c1", turn_id="t1", reaction=None, at=at)
+        as_of = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        ingest_configured_sources(db, config, observed_at=as_of)  # as of now
+    finally:
+        del os.environ["INDEX_DSN"]
+    removed = dict(query(db, "select conversation_id, _removed_at from raw.reaction_index order by 1"))
+    checks = [m["started_at"] for m in _manifest(db)]
+    assert removed["c0"] == checks[1]  # not the past day
+    assert removed["c1"] == as_of
+
+
+def test_a_schema_dropped_from_the_database_is_noticed(pg_database: str, tmp_path: Path):
+    run = replay(pg_database, tmp_path / "storage", now=NOW)
+    db = tmp_path / "wh.duckdb"
+    _index(db, pg_database)
+    dropped = run.platforms[1].schema
+    pg_execute(pg_database, f"drop schema {dropped} cascade")
+    _index(db, pg_database)
+    still = dict(query(db, "select schema_name, count(*) from raw.reaction_index where _removed_at is null group by 1"))
+    assert dropped not in still and still[run.platforms[0].schema] > 0
+    assert query(db, "select count(*) from raw.reaction_index where schema_name = ?", [dropped])[0][0] > 0
+
+
+def test_two_databases_with_the_same_schema_stay_apart(pg_server, pg_database: str, tmp_path: Path):
+    name = f"other_{uuid.uuid4().hex[:10]}"
+    pg_server.psql(f"create database {name}")
+    other = pg_server.dsn(name)
+    at = NOW - dt.timedelta(days=1)
+    for dsn in (pg_database, other):
+        platform = Platform(dsn, tmp_path / dsn.rsplit("/", 1)[1], "acme", "support")
+        platform.submit_turn_feedback(user="u1", conversation_id="c1", turn_id="t1", reaction="ok", at=at)
+    db = tmp_path / "wh.duckdb"
+    _index(db, pg_database)
+    _index(db, other)  # same schema name, same ids, another database: nothing of the first one is removed
+    found = query(db, "select database_name, index_key, _removed_at from raw.reaction_index order by 1")
+    assert len(found) == 2 and {r[2] for r in found} == {None}
+    assert {r[0] for r in found} == {pg_database.rsplit("/", 1)[1], name}
+    pg_server.psql(f"drop database {name} with (force)")

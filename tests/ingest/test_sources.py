@@ -315,7 +315,8 @@ def test_reactions_from_postgres_conv_messages(tmp_path: Path, pg_database: str)
         landed[index_rn(other_tenant, "tenant-b", "proj y")]["project"],
     ) == ("tenant-b", "proj y")
     (load,) = manifest(db)
-    assert load["uri"] == f"{pg_database}#kdcube_tenant_a_proj_x.conv_messages"
+    database = pg_database.rsplit("/", 1)[1]
+    assert load["uri"] == f"{pg_database}#{database}.kdcube_tenant_a_proj_x.conv_messages"
     assert (load["rows_read"], load["rows_loaded"], load["rows_quarantined"], load["rows_duplicate"]) == (4, 4, 0, 0)
     assert count(db, "quarantine") == 0
 

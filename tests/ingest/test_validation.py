@@ -7,6 +7,7 @@ with the real CLI; the tests then look at what happened to their own line.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -451,9 +452,15 @@ def test_reactions_bad_blobs_are_quarantined_by_file(tmp_path: Path) -> None:
 
     assert [r[0] for r in query(db, "select rn from raw.turn_reactions")] == [rn_of(good["payload"])]
     found = {Path(q["source_uri"]).name: q for q in quarantine(db)}
-    assert set(found) == {"too-confident.json", "truncated.json"}
+    # a reaction that breaks the contract keeps its file and text; a file that is no JSON object claims to be
+    # nothing and may be anyone's message: the folder, its content's sha256 to find it again, no text
+    assert set(found) == {"too-confident.json", "blobs"}
     assert "confidence" in found["too-confident.json"]["reason"] and "1.5" in found["too-confident.json"]["reason"]
-    assert "json" in found["truncated.json"]["reason"].lower()
+    assert '"confidence": 1.5' in found["too-confident.json"]["raw_text"]
+    truncated = found["blobs"]
+    assert "json" in truncated["reason"].lower() and truncated["raw_text"] is None and truncated["raw_bytes"] is None
+    content = (blobs / "truncated.json").read_bytes()
+    assert truncated["record_key"] == "sha256:" + hashlib.sha256(content).hexdigest()
     (load,) = manifest(db)
     assert (load["rows_read"], load["rows_loaded"], load["rows_quarantined"], load["rows_duplicate"]) == (3, 1, 2, 0)
 
@@ -468,8 +475,9 @@ def test_reactions_postgres_bad_row_is_quarantined(tmp_path: Path, pg_database: 
 
     assert [r[0] for r in query(db, "select rn from raw.reaction_index")] == [index_rn(good)]
     (row,) = quarantine(db)
-    assert "confidence" in row["reason"] and row["record_key"] == f"{INDEX_SCHEMA}:2"
-    assert row["source_uri"] == f"{pg_database}#{INDEX_SCHEMA}.conv_messages"
+    database = pg_database.rsplit("/", 1)[1]
+    assert "confidence" in row["reason"] and row["record_key"] == f"{database}.{INDEX_SCHEMA}:2"
+    assert row["source_uri"] == f"{pg_database}#{database}.{INDEX_SCHEMA}.conv_messages"
     assert '"confidence":1.5' in row["raw_text"].replace(" ", "")
 
 

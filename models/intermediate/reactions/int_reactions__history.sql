@@ -3,11 +3,12 @@
 -- (int_reactions__unified):
 --
 -- - `index` (the warehouse holds the platform's index for its tenant and
---   project): a reaction is active while its index row exists, that is, it
---   was indexed and not found gone (index_removed_at) by as_of; of a user's
---   reactions on a turn only the latest by as_of counts, so a replacement
---   ends the older one at the newer one's instant (the load that found the
---   older row gone came later).
+--   project): a reaction is active until index_removed_at (the check of the
+--   index that found its row gone, or, for one only the blobs hold, the first
+--   check after it, which did not find it); of a user's reactions on a turn
+--   only the latest by as_of counts, so a replacement ends the older one at
+--   the newer one's instant (the check that found the older row gone came
+--   later).
 -- - `blobs`: a user has one active reaction per turn, the latest of their
 --   reactions on (conversation_id, turn_id, user_id), unless it is a clear
 --   (a null user reaction, as older exports write one), which removes it.
@@ -116,7 +117,7 @@ classified as (
         ) as is_replacement,
         case
             when is_clear then false
-            when active_part = 'index' and not (is_indexed and not is_removed_from_index) then false
+            when active_part = 'index' and is_removed_from_index then false
             when is_user_reaction then is_latest_user_reaction_for_turn
             else is_confident
         end as is_active

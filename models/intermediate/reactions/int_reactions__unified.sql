@@ -5,12 +5,14 @@
 -- the index's status.
 --
 -- active_part says which part decides whether it is active: `index` when the
--- warehouse holds an index for its tenant and project (then it is active only
--- while its index row exists: is_indexed and not yet index_removed_at; a
--- reaction only the blobs know was replaced or cleared before any load read
--- the index), `blobs` otherwise (each user's latest reaction per turn, unless
--- an older export marks it cleared: blobs cannot tell a clear, which writes
--- no artifact).
+-- warehouse holds an index for its tenant and project, `blobs` otherwise
+-- (each user's latest reaction per turn, unless an older export marks it
+-- cleared: blobs cannot tell a clear, which writes no artifact). Where the
+-- index decides, a reaction counts until index_removed_at: for one read from
+-- the index, the check that found its row gone; for one only the blobs hold,
+-- the first check of the index after it was given, which did not find it
+-- (replaced or cleared by then); before that check, and while no check
+-- followed it yet, the blobs' rule decides.
 
 with blob_reactions as (
     select * from {{ ref('stg_reactions__turn_reactions') }}
@@ -20,13 +22,21 @@ index_rows as (
     select * from {{ ref('stg_reactions__index_rows') }}
 ),
 
--- one index row per rn (an rn is one blob: two rows naming it are one reaction)
+index_checks as (
+    select * from {{ ref('int_reactions__index_checks') }}
+),
+
+-- one index row per rn (an rn is one blob: two rows naming it are one
+-- reaction): a row still present before a removed one, then the latest
 index_reactions as (
     select *
     from (
         select
             *,
-            row_number() over (partition by reaction_rn order by index_key) as rn_copy
+            row_number() over (
+                partition by reaction_rn
+                order by case when removed_at is null then 0 else 1 end, index_id desc, index_key
+            ) as rn_copy
         from index_rows
     ) as numbered
     where rn_copy = 1
@@ -80,6 +90,71 @@ with_part as (
         on
             unified.tenant is not distinct from indexed_scopes.tenant
             and unified.project is not distinct from indexed_scopes.project
+),
+
+-- the reactions only the blobs hold where the index decides, and the checks
+-- of the index, on one time line per tenant and project: each reaction's
+-- first check after it (a check at the same instant comes after it)
+time_line as (
+    select
+        reaction_rn,
+        tenant,
+        project,
+        reacted_at as happened_at,
+        0 as event_order,
+        cast(null as {{ dbt.type_timestamp() }}) as checked_at
+    from with_part
+    where active_part = 'index' and not is_indexed
+    union all
+    select
+        cast(null as {{ dbt.type_string() }}) as reaction_rn,
+        tenant,
+        project,
+        checked_at as happened_at,
+        1 as event_order,
+        checked_at
+    from index_checks
+),
+
+first_check_after as (
+    select
+        reaction_rn,
+        min(checked_at) over (
+            partition by tenant, project
+            order by happened_at, event_order
+            rows between 1 following and unbounded following
+        ) as first_check_at
+    from time_line
+),
+
+with_removal as (
+    select
+        with_part.reaction_rn,
+        with_part.tenant,
+        with_part.project,
+        with_part.user_id,
+        with_part.conversation_id,
+        with_part.bundle_id,
+        with_part.turn_id,
+        with_part.track_id,
+        with_part.user_type,
+        with_part.origin,
+        with_part.reaction,
+        with_part.is_clear,
+        with_part.confidence,
+        with_part.reacted_at,
+        with_part.comment_text,
+        with_part.has_legacy_tag,
+        with_part.is_in_blobs,
+        with_part.is_indexed,
+        case
+            when with_part.is_indexed then with_part.index_removed_at
+            else first_check_after.first_check_at
+        end as index_removed_at,
+        with_part.active_part
+    from with_part
+    left join first_check_after
+        on with_part.reaction_rn = first_check_after.reaction_rn
 )
 
-select * from with_part
+select * from with_removal

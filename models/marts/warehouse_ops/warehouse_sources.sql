@@ -44,7 +44,7 @@ with_role as (
     select
         *,
         case raw_table
-            when 'reaction_index' then 'decides which turn reactions are active (the platform''s index)'
+            when 'reaction_index' then 'decides which turn reactions are active (the index of the platform)'
             when 'turn_reactions' then 'history of every reaction written; decides only where no index is loaded'
             when 'analyzer_events' then 'every event counts once (by event_id)'
             when 'session_feedback' then 'every record counts once (by id)'

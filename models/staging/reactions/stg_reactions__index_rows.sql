@@ -12,6 +12,7 @@ renamed as (
     select
         index_key,
         rn as reaction_rn,
+        database_name,
         schema_name,
         index_id,
         tenant,

@@ -20,6 +20,7 @@ renamed as (
         rows_duplicate,
         coalesce(rows_skipped, 0) as rows_skipped,
         coalesce(rows_removed, 0) as rows_removed,
+        observed_at,
         started_at,
         finished_at
     from source
