@@ -7,13 +7,16 @@ disappears between two loads was cleared or replaced: the load that notices it
 stamps the landed row `_removed_at` (its own start), never deleting it, so a
 past `as_of` still counts the reaction as it was then.
 
-Each load of a schema reads what changed only. It asks the server for one
-summary row per conversation (count, sum and md5 of the reaction rows' ids: a
-GIN-indexed scan that transfers one row per conversation), compares it with
-the same summary of the rows landed and not removed, and reads rows only for
-the conversations whose summary differs: the rows it lacks land, the landed
-rows the server no longer has are removed. Ids are a bigserial, so a changed
-set of ids changes the summary.
+Each load of a schema (a check) reads what changed only. It asks the server
+for one summary row per conversation (count, sum and md5 of the reaction rows'
+ids: an aggregate on the server that transfers one row per conversation),
+compares it with the same summary of the rows landed and not removed, and
+reads rows only for the conversations whose summary differs: the rows it
+lacks land, the landed rows the server no longer has are stamped removed at
+the check's instant. Ids are a bigserial, so a changed set of ids changes the
+summary. Every check is recorded (raw.load_manifest.observed_at), one that
+found nothing changed too; rows a purge deleted here are left out of both
+summaries, so the next check neither compares nor reads them again.
 
 What a reaction row holds (upstream `conv_index.py` add_message, called by
 `ctx_rag.py` append_reaction_to_turn_log): role `artifact`, tags
