@@ -43,7 +43,7 @@ with layout.section("Where the rows come from"):
             column_order=[
                 "raw_table",
                 "input_kind",
-                "role",
+                "purpose",
                 "inputs",
                 "rows_read",
                 "rows_loaded",
@@ -57,7 +57,7 @@ with layout.section("Where the rows come from"):
             column_config={
                 "raw_table": "Raw table",
                 "input_kind": "Read from",
-                "role": st.column_config.TextColumn("What its rows are for", width="large"),
+                "purpose": st.column_config.TextColumn("What its rows are for", width="large"),
                 "inputs": st.column_config.NumberColumn("Inputs", help="Distinct files, folders or tables read"),
                 "rows_read": "Read",
                 "rows_loaded": "Landed",

@@ -54,7 +54,7 @@ def source_inputs() -> pd.DataFrame:
     return _query(
         """
         select raw_table, input_kind, inputs, loads, rows_read, rows_loaded, rows_quarantined, rows_duplicate,
-               rows_skipped, rows_removed, last_load_at, role
+               rows_skipped, rows_removed, last_load_at, purpose
         from marts.warehouse_sources
         order by raw_table, input_kind
         """

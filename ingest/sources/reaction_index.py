@@ -233,7 +233,7 @@ def _envelopes_sql(schema: Schema) -> str:
             from rows
         )
         select
-            row_number() over (order by id)::bigint as _line,
+            id::bigint as _line,  -- the row's id: its line, the same at every read (the quarantine's key)
             {sql_literal(schema.uri)} as _uri,
             json_object(
                 'index_key', {sql_literal(f"{schema.database}.{schema.name}:")} || id,

@@ -99,6 +99,7 @@ RAW_ROWS: dict[str, list[dict[str, Any]]] = {
             "source": "CLI_END",
             "schema_version": 1,
             "insertion_order": 1,
+            "modality": "text",
         },
         {
             "id": "sf-skip",
@@ -111,6 +112,7 @@ RAW_ROWS: dict[str, list[dict[str, Any]]] = {
             "source": "api_end",
             "schema_version": 1,
             "insertion_order": None,
+            "modality": " Voice ",
         },
         {
             "id": "sf-negative",
@@ -123,6 +125,7 @@ RAW_ROWS: dict[str, list[dict[str, Any]]] = {
             "source": "Cli_Exit",
             "schema_version": 1,
             "insertion_order": 2,
+            "modality": "text",
         },
     ],
     "turn_reactions": [
@@ -416,11 +419,12 @@ def test_session_feedback_renamed_and_lower_cased(built_warehouse: Path) -> None
         "turn_count_at_end": 0,
         "insertion_order": 1,
     }
-    assert subset(rows["sf-skip"], "user_id", "label", "surface", "insertion_order") == {
+    assert subset(rows["sf-skip"], "user_id", "label", "surface", "insertion_order", "modality") == {
         "user_id": "user-1",
         "label": "skip",
         "surface": "api_end",
         "insertion_order": None,
+        "modality": "voice",  # trimmed and lower-cased
     }
     assert subset(rows["sf-negative"], "label", "surface") == {"label": "negative", "surface": "cli_exit"}
 

@@ -298,7 +298,10 @@ def test_same_postgres_table_read_twice_adds_nothing(tmp_path: Path, pg_database
     assert snapshot(db, DATA_AND_QUARANTINE) == {t: before[t] for t in DATA_AND_QUARANTINE}
     _, _, totals = parse_report(again.stdout)
     assert totals["loaded"] == 0 and totals["quarantined"] == 0
-    assert totals["read"] == totals["duplicates"] == first_totals["read"]
+    if make is _pg_reactions:  # the index is read again only where it differs: the conversation with the bad row
+        assert totals["read"] == totals["duplicates"] == 1
+    else:
+        assert totals["read"] == totals["duplicates"] == first_totals["read"]
     assert_counts_add_up(db)
     loads = manifest(db)
     assert len(loads) == 2 * len(before["load_manifest"]), "each table read adds one manifest row"

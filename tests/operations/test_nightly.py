@@ -229,6 +229,8 @@ def test_a_failing_source_fails_the_run_after_the_rest_is_done(work: Path, tmp_p
     assert re.search(r"failed.*\bingest\b", result.stderr), result.stderr[-2000:]
     # the other sources, the purge and the build still ran
     for table in DATA_TABLES:
+        if table == "reaction_index":  # the demo has no index of the platform (PostgreSQL only)
+            continue
         assert query(db, f"select count(*) from raw.{table}")[0][0] > 0, f"raw.{table} was not loaded"
     run_log = [row for row in purge_log(db) if not row["is_dry_run"]]
     assert sorted(row["policy"] for row in run_log) == sorted(POLICIES), "the purge did not run"

@@ -30,6 +30,7 @@ STAGING_COLUMNS = {
         "label",
         "turn_count_at_end",
         "surface",
+        "modality",
         "schema_version",
         "insertion_order",
         "loaded_at",

@@ -58,6 +58,8 @@ def test_a_contract_is_its_raw_table(contract, warehouse: Path) -> None:
         )
         for field in contract.fields
     ] + [("_source_uri", "VARCHAR", "NO"), ("_loaded_at", "TIMESTAMP", "NO"), ("_load_id", "VARCHAR", "NO")]
+    if contract.table == "reaction_index":  # what a later load learns: the row was found gone from the index
+        expected += [("_removed_at", "TIMESTAMP", "YES"), ("_removed_by_load", "VARCHAR", "YES")]
     assert actual == expected
 
 

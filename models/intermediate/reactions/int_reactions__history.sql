@@ -93,8 +93,6 @@ classified as (
         user_type,
         origin,
         reaction,
-        -- what the counts use: a machine reaction without a value is neutral
-        coalesce(reaction, 'neutral') as counted_reaction,
         is_clear,
         confidence,
         reacted_at,
@@ -107,6 +105,8 @@ classified as (
         replaced_by_rn,
         previous_user_rn,
         previous_user_reaction,
+        -- what the counts use: a machine reaction without a value is neutral
+        coalesce(reaction, 'neutral') as counted_reaction,
         -- a user reaction that took the place of a standing one (not of a clear)
         coalesce(
             is_user_reaction

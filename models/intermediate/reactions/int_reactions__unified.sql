@@ -35,7 +35,8 @@ index_reactions as (
             *,
             row_number() over (
                 partition by reaction_rn
-                order by case when removed_at is null then 0 else 1 end, index_id desc, index_key
+                order by
+                    case when removed_at is null then 0 else 1 end asc, index_id desc, index_key asc
             ) as rn_copy
         from index_rows
     ) as numbered
@@ -51,14 +52,16 @@ indexed_scopes as (
 
 unified as (
     select
+        blob_reactions.track_id,
+        index_reactions.removed_at as index_removed_at,
         coalesce(blob_reactions.reaction_rn, index_reactions.reaction_rn) as reaction_rn,
         coalesce(blob_reactions.tenant, index_reactions.tenant) as tenant,
         coalesce(blob_reactions.project, index_reactions.project) as project,
         coalesce(blob_reactions.user_id, index_reactions.user_id) as user_id,
-        coalesce(blob_reactions.conversation_id, index_reactions.conversation_id) as conversation_id,
+        coalesce(blob_reactions.conversation_id, index_reactions.conversation_id)
+            as conversation_id,
         coalesce(blob_reactions.bundle_id, index_reactions.bundle_id) as bundle_id,
         coalesce(blob_reactions.turn_id, index_reactions.turn_id) as turn_id,
-        blob_reactions.track_id,
         coalesce(blob_reactions.user_type, index_reactions.user_type) as user_type,
         coalesce(blob_reactions.origin, index_reactions.origin) as origin,
         case
@@ -74,8 +77,7 @@ unified as (
         coalesce(blob_reactions.comment_text, index_reactions.comment_text) as comment_text,
         coalesce(blob_reactions.has_legacy_tag, index_reactions.has_legacy_tag) as has_legacy_tag,
         blob_reactions.reaction_rn is not null as is_in_blobs,
-        index_reactions.reaction_rn is not null as is_indexed,
-        index_reactions.removed_at as index_removed_at
+        index_reactions.reaction_rn is not null as is_indexed
     from blob_reactions
     full outer join index_reactions
         on blob_reactions.reaction_rn = index_reactions.reaction_rn
@@ -147,11 +149,11 @@ with_removal as (
         with_part.has_legacy_tag,
         with_part.is_in_blobs,
         with_part.is_indexed,
+        with_part.active_part,
         case
             when with_part.is_indexed then with_part.index_removed_at
             else first_check_after.first_check_at
-        end as index_removed_at,
-        with_part.active_part
+        end as index_removed_at
     from with_part
     left join first_check_after
         on with_part.reaction_rn = first_check_after.reaction_rn

@@ -74,13 +74,13 @@ sources as (
         index_per_scope.index_schema,
         per_scope.blob_reactions,
         per_scope.indexed_reactions,
-        coalesce(index_per_scope.index_rows_present, 0) as index_rows_present,
-        coalesce(index_per_scope.index_rows_removed, 0) as index_rows_removed,
         per_scope.reactions_only_in_blobs,
-        coalesce(active_per_scope.active_reactions, 0) as active_reactions,
         blobs_per_scope.last_blob_load_at,
         index_per_scope.last_index_load_at,
-        index_per_scope.last_removal_at
+        index_per_scope.last_removal_at,
+        coalesce(index_per_scope.index_rows_present, 0) as index_rows_present,
+        coalesce(index_per_scope.index_rows_removed, 0) as index_rows_removed,
+        coalesce(active_per_scope.active_reactions, 0) as active_reactions
     from per_scope
     left join index_per_scope
         on

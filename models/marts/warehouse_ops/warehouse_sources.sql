@@ -1,6 +1,6 @@
 -- One row per raw table and kind of input it was loaded from, as of the build
 -- (the Warehouse page): where each source's rows came from, how many inputs
--- and rows, and what the table's rows are for (`role`): for turn reactions,
+-- and rows, and what the table's rows are for (`purpose`): for turn reactions,
 -- the blobs and exports are the history and the platform's index decides
 -- which reactions are active (reaction_sources has the split per tenant and
 -- project).
@@ -29,28 +29,30 @@ per_kind as (
         input_kind,
         count(distinct uri) as inputs,
         count(*) as loads,
-        sum(rows_read) as rows_read,
-        sum(rows_loaded) as rows_loaded,
-        sum(rows_quarantined) as rows_quarantined,
-        sum(rows_duplicate) as rows_duplicate,
-        sum(rows_skipped) as rows_skipped,
-        sum(rows_removed) as rows_removed,
+        cast(sum(rows_read) as {{ dbt.type_bigint() }}) as rows_read,
+        cast(sum(rows_loaded) as {{ dbt.type_bigint() }}) as rows_loaded,
+        cast(sum(rows_quarantined) as {{ dbt.type_bigint() }}) as rows_quarantined,
+        cast(sum(rows_duplicate) as {{ dbt.type_bigint() }}) as rows_duplicate,
+        cast(sum(rows_skipped) as {{ dbt.type_bigint() }}) as rows_skipped,
+        cast(sum(rows_removed) as {{ dbt.type_bigint() }}) as rows_removed,
         max(finished_at) as last_load_at
     from classified
     group by target_table, input_kind
 ),
 
-with_role as (
+with_purpose as (
     select
         *,
         case raw_table
-            when 'reaction_index' then 'decides which turn reactions are active (the index of the platform)'
-            when 'turn_reactions' then 'history of every reaction written; decides only where no index is loaded'
+            when 'reaction_index'
+                then 'decides which turn reactions are active (the index of the platform)'
+            when 'turn_reactions'
+                then 'history of every reaction written; decides only where no index is loaded'
             when 'analyzer_events' then 'every event counts once (by event_id)'
             when 'session_feedback' then 'every record counts once (by id)'
             else 'the latest version of each row counts (by id)'
-        end as role
+        end as purpose
     from per_kind
 )
 
-select * from with_role
+select * from with_purpose

@@ -18,11 +18,11 @@ renamed as (
         rows_loaded,
         rows_quarantined,
         rows_duplicate,
-        coalesce(rows_skipped, 0) as rows_skipped,
-        coalesce(rows_removed, 0) as rows_removed,
         observed_at,
         started_at,
-        finished_at
+        finished_at,
+        coalesce(rows_skipped, 0) as rows_skipped,
+        coalesce(rows_removed, 0) as rows_removed
     from source
 )
 
