@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -330,3 +331,17 @@ def test_two_databases_with_the_same_schema_stay_apart(pg_server, pg_database: s
     assert len(found) == 2 and {r[2] for r in found} == {None}
     assert {r[0] for r in found} == {pg_database.rsplit("/", 1)[1], name}
     pg_server.psql(f"drop database {name} with (force)")
+
+
+def test_forget_erases_a_users_index_rows(pg_database: str, tmp_path: Path):
+    platform = Platform(pg_database, tmp_path / "storage", "acme", "support")
+    at = NOW - dt.timedelta(days=1)
+    platform.submit_turn_feedback(user="erase-me-42", conversation_id="c1", turn_id="t1", reaction="ok", at=at)
+    platform.submit_turn_feedback(user="keep-me", conversation_id="c2", turn_id="t1", reaction="ok", at=at)
+    db = tmp_path / "wh.duckdb"
+    _index(db, pg_database)
+    result = run_cli("forget", "--user-id", "erase-me-42", "--no-build", "--db", db, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^raw\.reaction_index\s+deleted 1$", result.stdout, flags=re.M), result.stdout
+    assert [r[0] for r in query(db, "select user_id from raw.reaction_index")] == ["keep-me"]
+    assert "erase-me-42" not in db.read_bytes().decode("latin-1")
