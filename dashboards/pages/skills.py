@@ -229,7 +229,8 @@ with layout.section("Skill drill-down"):
         )
         skill_undated = rates.loc[rates["skill_id"] == skill, "undated_events"].fillna(0).sum()
         if skill_undated:
-            st.caption(f"Not listed: {int(skill_undated):,} undated event(s) of {skill}, in no period.")
+            # no skill id in markdown: an upstream value is shown as text only (in the selector above)
+            st.caption(f"Not listed: {int(skill_undated):,} undated event(s) of this skill, in no period.")
         if events.empty:
             st.info(f"No events of {skill} in {f.period_label()}.")
         else:

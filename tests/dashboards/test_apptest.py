@@ -393,7 +393,7 @@ def test_skills_show_the_undated_events_per_skill(use_warehouse, demo: DemoWareh
     assert any(info.value.startswith("Undated events: 4 ") for info in app.info)
     shown = next(frame.value for frame in app.dataframe if "undated_events" in frame.value.columns)
     assert shown[["skill_id", "undated_events"]].values.tolist() == [[NEW_SKILL, 4]]
-    assert f"Not listed: 4 undated event(s) of {NEW_SKILL}, in no period." in texts(app)
+    assert "Not listed: 4 undated event(s) of this skill, in no period." in texts(app)
 
 
 def plotly_figures(app: AppTest) -> dict[str, dict]:
