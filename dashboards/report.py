@@ -19,7 +19,6 @@ import datetime as dt
 import html
 import os
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from dashboards.filters import Filters
 from dashboards.queries import evals, overview, retention, scope, session_feedback, skills
 from dashboards.queries.period_rates import weekly_rates
 from warehouse.errors import UserError
+from warehouse.private_files import install, staging_folder, temporary_beside
 
 PERIODS = (1, 7, 30, 90)  # the periods metric_rates_by_period holds
 TREND_WEEKS = 12
@@ -477,19 +477,24 @@ def build_report(*, as_of: dt.date | None, period_days: int, tenant: str | None)
 
 
 def write(path: Path, text: str) -> None:
-    """Write the file under a temporary name beside it and rename it into place."""
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-    ) as out:
-        out.write(text)
-    os.replace(out.name, path)
+    """Write the file under a temporary name beside it (unpredictable, created exclusively) and rename it into place."""
+    temporary = temporary_beside(path, "writing")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        install(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def print_pdf(page: Path, pdf: Path, *, timeout: float = 120) -> None:
     """Print the HTML file to PDF with headless chromium (the charts drawn first: scripts run before printing)."""
     if not CHROMIUM.exists():
         raise UserError(f"--pdf needs chromium at {CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM")
-    partial = pdf.with_name(f".{pdf.name}.printing")
+    with staging_folder(pdf, f".{pdf.name}.printing-") as partial:  # unpredictable, created exclusively
+        _print_to(page, partial, pdf, timeout)
+
+
+def _print_to(page: Path, partial: Path, pdf: Path, timeout: float) -> None:
     command = [
         str(CHROMIUM),
         "--headless",
@@ -514,4 +519,4 @@ def print_pdf(page: Path, pdf: Path, *, timeout: float = 120) -> None:
         raise UserError(
             f"chromium could not print {page} to PDF: {detail[-1] if detail else f'exit {done.returncode}'}"
         )
-    os.replace(partial, pdf)
+    install(partial, pdf)

@@ -24,6 +24,7 @@ from warehouse.connection import connect_serving
 from warehouse.errors import UserError
 from warehouse.export_format import CSV_TIMESTAMP, FORMATS
 from warehouse.location import serving_path
+from warehouse.private_files import install, make_folder, staging_folder
 from warehouse.sql import quote, sql_literal
 
 SCHEMA = "marts"
@@ -68,16 +69,13 @@ def _columns(con: duckdb.DuckDBPyConnection, name: str, fmt: str) -> str:
 
 def _write(con: duckdb.DuckDBPyConnection, name: str, fmt: str, out: Path) -> Exported:
     final = out / f"{name}.{fmt}"
-    temporary = out / f".{name}.{fmt}.exporting-{os.getpid()}"
     options = "format csv, header true" if fmt == "csv" else "format parquet, compression zstd"
-    try:
+    with staging_folder(final, f".{final.name}.exporting-") as temporary:  # unpredictable, created exclusively
         (rows,) = con.execute(
             f"copy (select {_columns(con, name, fmt)} from {SCHEMA}.{quote(name)}) "
             f"to {sql_literal(str(temporary))} ({options})"
         ).fetchall()[0]
-        os.replace(temporary, final)
-    finally:
-        temporary.unlink(missing_ok=True)
+        install(temporary, final)
     return Exported(name, final, rows)
 
 
@@ -98,7 +96,7 @@ def export(db: str | os.PathLike[str] | None, names: Sequence[str], fmt: str, ou
         if out.exists() and not out.is_dir():
             raise UserError(f"--out {out} is a file: give a folder", exit_code=2)
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            make_folder(out)
             return [_write(con, name, fmt, out) for name in dict.fromkeys(names)]
         except (OSError, duckdb.IOException) as exc:
             raise UserError(f"cannot write to {out}: {exc}") from None

@@ -21,6 +21,7 @@ import duckdb
 
 from warehouse.errors import UserError, WarehouseLocked
 from warehouse.location import refuse_what_is_no_warehouse, resolve_db_path, serving_path
+from warehouse.private_files import made_private
 from warehouse.raw_tables import ensure_raw_schema, missing_raw_tables
 from warehouse.sql import quote, sql_literal
 
@@ -91,10 +92,13 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
     if not read_only and path.parent and not path.parent.exists():
         raise UserError(f"folder {path.parent} for the warehouse does not exist: create it first")
     refuse_what_is_no_warehouse(path)
+    new = not read_only and not path.exists()
     con = wait_out_lock(lambda: duckdb.connect(str(path), read_only=read_only), path, wait_seconds=lock_wait_seconds())
     _configure(con)
     if not read_only:
         ensure_raw_schema(con)
+        if new:  # the owner's only, also when a library caller never set the umask (warehouse/private_files.py)
+            made_private(path)
         return con
     missing = missing_raw_tables(con)
     if missing:  # read-only commands (dry runs, listings) cannot create them: say so in one line
