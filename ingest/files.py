@@ -6,7 +6,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -40,6 +40,36 @@ def readable_file(path: Path, what: str) -> Path:
     if not os.access(path, os.R_OK):
         raise UserError(f"{what} {path} is not readable: check its permissions (chmod +r)")
     return path
+
+
+@dataclass(frozen=True)
+class FolderListing:
+    """The files of a source folder, and the symlinks in it that were not followed."""
+
+    files: list[Path]
+    symlinks: list[Path]
+
+
+def folder_files(folder: Path, suffixes: tuple[str, ...], *, recursive: bool = False) -> FolderListing:
+    """The regular files of `folder` whose names end with one of `suffixes` (with `recursive`, in every
+    subfolder too), sorted. A symlink, to a file or a folder, inside the folder or out of it, is never
+    followed: it is listed in `symlinks` for the summary and nothing of its target is read. (The folder given
+    itself may be a symlink: the user named it.)"""
+    files: list[Path] = []
+    symlinks: list[Path] = []
+    pending = [folder]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                if entry.is_symlink():
+                    symlinks.append(path)
+                elif entry.is_dir(follow_symlinks=False):
+                    if recursive:
+                        pending.append(path)
+                elif entry.is_file(follow_symlinks=False) and entry.name.endswith(suffixes):
+                    files.append(path)
+    return FolderListing(sorted(files), sorted(symlinks))
 
 
 def is_sqlite(path: Path) -> bool:
@@ -205,18 +235,26 @@ def blob_folder_load(
     options: LoadOptions,
     progress: LoadProgress | None = None,
 ) -> LoadResult:
-    """Land a folder of JSON blobs (one record per *.json file, any depth) as one load."""
-    files = sorted(p for p in folder.rglob("*.json") if p.is_file())
+    """Land a folder of JSON blobs (one record per *.json file, any depth) as one load (symlinks in it are
+    skipped: `folder_files`)."""
+    listing = folder_files(folder, (".json",), recursive=True)
+    files = listing.files
     if not files:
-        raise UserError(f"no *.json blobs under {folder}: pass a folder of reaction artifacts or a JSONL export")
+        raise UserError(
+            f"no *.json blobs under {folder}: pass a folder of reaction artifacts or a JSONL export"
+            + (f" ({len(listing.symlinks)} symlink(s) skipped: symlinks are not followed)" if listing.symlinks else "")
+        )
     progress = progress or LoadProgress(enabled=False)
     checksum = folder_checksum(files)
     if options.skip_unchanged and already_loaded(con, contract.table, checksum):
-        return LoadResult(contract.source, contract.table, str(folder), skipped=True)
+        return LoadResult(
+            contract.source, contract.table, str(folder), skipped=True, symlinks_skipped=len(listing.symlinks)
+        )
     progress.start(f"{folder.name}/ ({len(files)} blobs)", None)
     opts = replace(options, on_rows=progress.rows_done)
     size = sum(p.stat().st_size for p in files)
-    return load_batches(con, contract, str(folder), read_blobs(files), opts, checksum=checksum, size_bytes=size)
+    result = load_batches(con, contract, str(folder), read_blobs(files), opts, checksum=checksum, size_bytes=size)
+    return replace(result, symlinks_skipped=len(listing.symlinks))
 
 
 def parquet_load(

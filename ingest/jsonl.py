@@ -350,11 +350,18 @@ def line_batch(chunk: LineChunk, indexes: np.ndarray, uri: str) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=BATCH_SCHEMA)
 
 
+def _read_no_symlink(path: Path) -> bytes:
+    """A blob's bytes; a symlink put in its place since the folder was listed is refused, not followed."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
 def read_blobs(paths: list[Path], batch_size: int = 5000) -> Iterator[pa.Table]:
     """Batches of whole JSON files, one record per file (a blob may span many lines)."""
     for start in range(0, len(paths), batch_size):
         group = paths[start : start + batch_size]
-        contents = [p.read_bytes().removeprefix(BOM) for p in group]
+        contents = [_read_no_symlink(p).removeprefix(BOM) for p in group]
         lines = pa.array(contents, pa.large_binary())
         uris = pa.array([str(p) for p in group], pa.string())
         yield pa.Table.from_arrays([pa.nulls(len(group), pa.int64()), uris, *_as_text(lines)], schema=BATCH_SCHEMA)

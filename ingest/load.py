@@ -48,6 +48,7 @@ class LoadResult:
     rows_removed: int = 0  # rows landed before that the source no longer has (the reactions index)
     seconds: float = 0.0
     load_id: str | None = None  # of a committed load (raw.load_manifest, raw.quarantine); None when skipped
+    symlinks_skipped: int = 0  # symlinks in the source folder, never followed (ingest.files.folder_files)
 
 
 @dataclass

@@ -78,6 +78,9 @@ def ingest_configured_sources(db: Path, config_file: Path | None, observed_at: d
         f"landed {sum(r.loaded for r in results):,}, quarantined {sum(r.quarantined for r in results):,}, "
         f"duplicates {sum(r.duplicates for r in results):,}, {sum(r.skipped for r in results)} unchanged"
     )
+    symlinks = sum(r.symlinks_skipped for r in results)
+    if symlinks:
+        counts += f", {symlinks} symlink(s) skipped (not followed)"
     if failures:
         raise UserError(counts + "; " + "; ".join(failures))
     return counts
