@@ -21,20 +21,29 @@ from ingest.progress import LoadProgress
 from ingest.sources import ingest_source
 from warehouse.connection import connect
 from warehouse.errors import UserError
+from warehouse.printable import printable
 
 
 def _report(results: list[LoadResult], db: Path, quiet: bool, elapsed: float, *, hint: bool = True) -> None:
-    if not quiet:
+    if not quiet:  # file names and paths are upstream text: escaped (warehouse/printable.py)
         for r in results:
+            uri = printable(r.uri)
             if r.skipped:
-                click.echo(f"{r.table:<22} {r.uri}: unchanged since its last load, skipped")
+                click.echo(f"{r.table:<22} {uri}: unchanged since its last load, skipped")
             elif r.rows_read == 0:
-                click.echo(f"{r.table:<22} {r.uri}: empty, nothing to load")
+                click.echo(f"{r.table:<22} {uri}: empty, nothing to load")
             else:
                 click.echo(
-                    f"{r.table:<22} {r.uri}: read {r.rows_read:,}, landed {r.loaded:,}, "
+                    f"{r.table:<22} {uri}: read {r.rows_read:,}, landed {r.loaded:,}, "
                     f"quarantined {r.quarantined:,}, duplicates {r.duplicates:,} ({r.seconds:.1f} s)"
                 )
+    symlinks = sum(r.symlinks_skipped for r in results)
+    if symlinks:
+        click.echo(
+            f"{symlinks} symlink(s) in the source folders skipped: symlinks are not followed "
+            "(copy the file into the folder to load it)",
+            err=True,
+        )
     read = sum(r.rows_read for r in results)
     loaded = sum(r.loaded for r in results)
     bad = sum(r.quarantined for r in results)
@@ -44,7 +53,7 @@ def _report(results: list[LoadResult], db: Path, quiet: bool, elapsed: float, *,
     click.echo(
         f"total: read {read:,}, landed {loaded:,}, quarantined {bad:,}, duplicates {dups:,}"
         + (f", {skipped} unchanged input(s) skipped" if skipped else "")
-        + f" in {elapsed:.1f} s ({rate:,.0f} rows/s) into {db}"
+        + f" in {elapsed:.1f} s ({rate:,.0f} rows/s) into {printable(db)}"
     )
     if bad and hint:
         click.echo(
@@ -55,7 +64,7 @@ def _report(results: list[LoadResult], db: Path, quiet: bool, elapsed: float, *,
 
 def _quarantine_command(results: list[LoadResult], db: Path) -> str:
     loads = [r.load_id for r in results if r.quarantined and r.load_id]
-    return f"`feedback-analytics quarantine --db {db}" + (f" --load {loads[0]}`" if len(loads) == 1 else "`")
+    return f"`feedback-analytics quarantine --db {printable(db)}" + (f" --load {loads[0]}`" if len(loads) == 1 else "`")
 
 
 def _run_ingest(db: str | None, quiet: bool, work: Callable[..., list[LoadResult]]) -> None:
@@ -211,10 +220,10 @@ def quarantine(load_id: str | None, source_uri: str | None, limit: int, db: str 
     finally:
         con.close()
     if not rows:
-        click.echo("no quarantined rows" + (" match" if load_id or source_uri else "") + f" in {path}")
+        click.echo("no quarantined rows" + (" match" if load_id or source_uri else "") + f" in {printable(path)}")
         return
-    for load, uri, line, key, reason in rows:
-        where = f"line {line}" if line is not None else f"key {key}" if key is not None else "-"
-        click.echo(f"{load[:12]}  {uri}  {where}: {reason}")
+    for load, uri, line, key, reason in rows:  # upstream text, escaped: one row is one line, no escape sequence
+        where = f"line {line}" if line is not None else f"key {printable(key)}" if key is not None else "-"
+        click.echo(f"{load[:12]}  {printable(uri)}  {where}: {printable(reason)}")
     if total > len(rows):
         click.echo(f"... {total - len(rows):,} more (--limit to see them)", err=True)
