@@ -13,6 +13,7 @@ another program writes before a rename goes into a new folder of unpredictable n
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -72,9 +73,16 @@ def make_folder(path: Path) -> None:
 
 def open_private(path: Path, *, append: bool = True) -> int:
     """A file descriptor of `path`, opened read-write (appending with `append`), created with `file_mode`
-    if it is new; a symlink at `path` is refused (OSError ELOOP) rather than followed."""
+    if it is new; a symlink at `path` is refused (a UserError) rather than followed."""
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags | (os.O_APPEND if append else 0), file_mode())
+    try:
+        fd = os.open(path, flags | (os.O_APPEND if append else 0), file_mode())
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UserError(
+                f"{path} is a symlink: refusing to write through it; remove it (the file is created anew)"
+            ) from None
+        raise
     try:
         if os.fstat(fd).st_uid == os.getuid():
             os.fchmod(fd, os.fstat(fd).st_mode & file_mode())  # an older, wider file narrows to the setting
