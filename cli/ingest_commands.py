@@ -18,7 +18,7 @@ from cli.options import db_option, quiet_option, warehouse_file
 from ingest.config import read_config
 from ingest.load import LoadResult, unusable_inputs
 from ingest.progress import LoadProgress
-from ingest.sources import ingest_source
+from ingest.sources import ingest_entries, ingest_source
 from warehouse.connection import connect
 from warehouse.errors import UserError
 
@@ -58,7 +58,11 @@ def _quarantine_command(results: list[LoadResult], db: Path) -> str:
     return f"`feedback-analytics quarantine --db {db}" + (f" --load {loads[0]}`" if len(loads) == 1 else "`")
 
 
-def _run_ingest(db: str | None, quiet: bool, work: Callable[..., list[LoadResult]]) -> None:
+def _run_ingest(
+    db: str | None, quiet: bool, work: Callable[..., list[LoadResult]], failures: list[str] | None = None
+) -> None:
+    """Run `work` on the warehouse and report; exit 1 naming each input that failed (`failures`, which `work`
+    may fill: the sources of a config that failed while the others loaded) or of which nothing could land."""
     parent = click.get_current_context().parent  # `ingest --quiet analyzer ...` counts too
     if parent is not None and parent.info_name == "ingest":
         quiet = quiet or bool(parent.params.get("quiet"))
@@ -71,9 +75,12 @@ def _run_ingest(db: str | None, quiet: bool, work: Callable[..., list[LoadResult
         unusable = unusable_inputs(con, results)
     finally:
         con.close()
-    _report(results, path, quiet, time.perf_counter() - started, hint=not unusable)
+    failed = list(failures or [])
+    _report(results, path, quiet, time.perf_counter() - started, hint=not unusable and not failed)
     if unusable:
-        raise UserError("; ".join(unusable) + f" (its rows are quarantined: {_quarantine_command(results, path)})")
+        failed.append("; ".join(unusable) + f" (its rows are quarantined: {_quarantine_command(results, path)})")
+    if failed:
+        raise UserError(f"{len(failed)} source(s) failed: " + "; ".join(failed) if failures else failed[0])
 
 
 @click.group("ingest", invoke_without_command=True)
@@ -93,18 +100,14 @@ def ingest(ctx: click.Context, config_file: Path | None, db: str | None, quiet: 
         click.echo(ctx.get_help())
         ctx.exit(2)
     entries = read_config(config_file)
+    failures: list[str] = []
 
     def work(con: Any, progress: LoadProgress) -> list[LoadResult]:
-        results: list[LoadResult] = []
-        for entry in entries:
-            results.extend(
-                _ingest_one(
-                    con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, progress, entry.schemas
-                )
-            )
+        results, failed = ingest_entries(con, entries, progress)  # a source that fails stops no other
+        failures.extend(failed)
         return results
 
-    _run_ingest(db, quiet, work)
+    _run_ingest(db, quiet, work, failures)
 
 
 def _ingest_one(
