@@ -21,11 +21,11 @@ Sections: analyzer, session_feedback, reactions, workspace; and, for
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from warehouse.config_file import read_config_file
+from warehouse.dsn import dsn_from_environment
 from warehouse.errors import UserError
 
 SECTIONS = ("analyzer", "session_feedback", "reactions", "workspace")
@@ -67,10 +67,7 @@ def read_config(file: Path) -> list[SourceEntry]:
             if "postgres_dsn_env" in entry:
                 if section == "analyzer":
                     raise UserError(f"{where}: the analyzer is read from files only")
-                var = entry["postgres_dsn_env"]
-                dsn = os.environ.get(var)
-                if not dsn:
-                    raise UserError(f"{where}: environment variable {var} is not set: export it with the DSN")
+                dsn = dsn_from_environment(str(entry["postgres_dsn_env"]), where)
             path = (file.parent / entry["path"]) if "path" in entry else None
             if path is None and dsn is None:
                 raise UserError(f"{where}: give a path or a postgres_dsn_env")
