@@ -122,7 +122,7 @@ def _uri(dsn: str) -> list[Param]:
     at = len(prefix)
     params: list[Param] = []
     authority_end = at
-    while authority_end < len(dsn) and dsn[authority_end] not in "@/?":
+    while authority_end < len(dsn) and dsn[authority_end] not in "@/":  # as libpq looks: not stopping at '?'
         authority_end += 1
     if authority_end < len(dsn) and dsn[authority_end] == "@":  # user info up to the first '@' before any '/'
         user_info = dsn[at:authority_end]

@@ -48,6 +48,7 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *names: str)
         ("postgresql://127.0.0.1:5432/d?password=s3cret&sslmode=disable", "postgresql://127.0.0.1:5432/d?password=***&sslmode=disable"),
         ("postgresql://h/d?pass%77ord=s3cret", "postgresql://h/d?pass%77ord=***"),
         ("postgresql://h/d?sslpassword=s3cret%20tail", "postgresql://h/d?sslpassword=***"),
+        ("postgresql://u:s3cret?tail@h/d?sslmode=disable", "postgresql://u@h/d?sslmode=disable"),
         ("host=h port=5432 dbname=d", "host=h port=5432 dbname=d"),
     ],
 )  # fmt: skip
@@ -55,6 +56,17 @@ def test_redaction_finds_every_password(dsn: str, redacted: str) -> None:
     assert redact_dsn(dsn) == redacted
     for part in ("s3cret", "tail", "space"):
         assert part not in redact_dsn(dsn)
+
+
+def test_a_driver_message_loses_every_form_of_the_secret() -> None:
+    """libpq may echo what it read: the secret as written (quoted, percent-encoded) or decoded, or the DSN whole."""
+    from warehouse.dsn import redact
+
+    dsn = "postgresql://u:s3cret%20tail@h/d"
+    message = f'bad "s3cret tail", "s3cret%20tail" in {dsn}'
+    assert redact(message, dsn) == 'bad "***", "***" in postgresql://u@h/d'
+    quoted = r"host=h password='s3cret\'s tail'"
+    assert redact(f"saw s3cret's tail in {quoted}", quoted) == "saw *** in host=h password=***"
 
 
 # -- the real server --------------------------------------------------------------------------------------------
