@@ -20,6 +20,7 @@ from ingest.load import LoadResult, unusable_inputs
 from ingest.progress import LoadProgress
 from ingest.sources import ingest_entries, ingest_source
 from warehouse.connection import connect
+from warehouse.dsn import dsn_from
 from warehouse.errors import UserError
 
 
@@ -151,7 +152,13 @@ def _path_or_postgres(section: str, what: str, *, schemas: bool = False) -> Call
     )
 
     @click.argument("path", required=False, type=click.Path(path_type=Path))
-    @click.option("--postgres", "dsn", metavar="DSN", help="Read the PostgreSQL table(s) at this libpq DSN/URL.")
+    @click.option(
+        "--postgres",
+        "dsn",
+        metavar="env:NAME|DSN",
+        help="Read the PostgreSQL table(s) at the libpq DSN/URL held by the environment variable NAME (preferred: "
+        "a command line is readable by every local user), or at this DSN.",
+    )
     @db_option
     @quiet_option
     def command(
@@ -165,6 +172,8 @@ def _path_or_postgres(section: str, what: str, *, schemas: bool = False) -> Call
             raise UserError(f"{section.replace('_', ' ')} path {path} does not exist: check the path ({what})")
         if schema_names and dsn is None:
             raise click.UsageError("--schema names schemas of the reaction index: give it with --postgres DSN")
+        if dsn is not None:
+            dsn = dsn_from(dsn)
         _run_ingest(
             db, quiet, lambda con, progress: _ingest_one(con, section, path, dsn, False, progress, schema_names)
         )
