@@ -18,8 +18,9 @@ from cli.options import db_option, quiet_option, warehouse_file
 from ingest.config import read_config
 from ingest.load import LoadResult, unusable_inputs
 from ingest.progress import LoadProgress
-from ingest.sources import ingest_source
+from ingest.sources import ingest_entries, ingest_source
 from warehouse.connection import connect
+from warehouse.dsn import dsn_from
 from warehouse.errors import UserError
 from warehouse.printable import printable
 
@@ -67,7 +68,11 @@ def _quarantine_command(results: list[LoadResult], db: Path) -> str:
     return f"`feedback-analytics quarantine --db {printable(db)}" + (f" --load {loads[0]}`" if len(loads) == 1 else "`")
 
 
-def _run_ingest(db: str | None, quiet: bool, work: Callable[..., list[LoadResult]]) -> None:
+def _run_ingest(
+    db: str | None, quiet: bool, work: Callable[..., list[LoadResult]], failures: list[str] | None = None
+) -> None:
+    """Run `work` on the warehouse and report; exit 1 naming each input that failed (`failures`, which `work`
+    may fill: the sources of a config that failed while the others loaded) or of which nothing could land."""
     parent = click.get_current_context().parent  # `ingest --quiet analyzer ...` counts too
     if parent is not None and parent.info_name == "ingest":
         quiet = quiet or bool(parent.params.get("quiet"))
@@ -80,9 +85,12 @@ def _run_ingest(db: str | None, quiet: bool, work: Callable[..., list[LoadResult
         unusable = unusable_inputs(con, results)
     finally:
         con.close()
-    _report(results, path, quiet, time.perf_counter() - started, hint=not unusable)
+    failed = list(failures or [])
+    _report(results, path, quiet, time.perf_counter() - started, hint=not unusable and not failed)
     if unusable:
-        raise UserError("; ".join(unusable) + f" (its rows are quarantined: {_quarantine_command(results, path)})")
+        failed.append("; ".join(unusable) + f" (its rows are quarantined: {_quarantine_command(results, path)})")
+    if failed:
+        raise UserError(f"{len(failed)} source(s) failed: " + "; ".join(failed) if failures else failed[0])
 
 
 @click.group("ingest", invoke_without_command=True)
@@ -102,18 +110,14 @@ def ingest(ctx: click.Context, config_file: Path | None, db: str | None, quiet: 
         click.echo(ctx.get_help())
         ctx.exit(2)
     entries = read_config(config_file)
+    failures: list[str] = []
 
     def work(con: Any, progress: LoadProgress) -> list[LoadResult]:
-        results: list[LoadResult] = []
-        for entry in entries:
-            results.extend(
-                _ingest_one(
-                    con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, progress, entry.schemas
-                )
-            )
+        results, failed = ingest_entries(con, entries, progress)  # a source that fails stops no other
+        failures.extend(failed)
         return results
 
-    _run_ingest(db, quiet, work)
+    _run_ingest(db, quiet, work, failures)
 
 
 def _ingest_one(
@@ -157,7 +161,13 @@ def _path_or_postgres(section: str, what: str, *, schemas: bool = False) -> Call
     )
 
     @click.argument("path", required=False, type=click.Path(path_type=Path))
-    @click.option("--postgres", "dsn", metavar="DSN", help="Read the PostgreSQL table(s) at this libpq DSN/URL.")
+    @click.option(
+        "--postgres",
+        "dsn",
+        metavar="env:NAME|DSN",
+        help="Read the PostgreSQL table(s) at the libpq DSN/URL held by the environment variable NAME (preferred: "
+        "a command line is readable by every local user), or at this DSN.",
+    )
     @db_option
     @quiet_option
     def command(
@@ -171,6 +181,8 @@ def _path_or_postgres(section: str, what: str, *, schemas: bool = False) -> Call
             raise UserError(f"{section.replace('_', ' ')} path {path} does not exist: check the path ({what})")
         if schema_names and dsn is None:
             raise click.UsageError("--schema names schemas of the reaction index: give it with --postgres DSN")
+        if dsn is not None:
+            dsn = dsn_from(dsn)
         _run_ingest(
             db, quiet, lambda con, progress: _ingest_one(con, section, path, dsn, False, progress, schema_names)
         )

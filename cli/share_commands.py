@@ -24,15 +24,22 @@ from warehouse.export_format import FORMATS
     required=True,
     help="Folder for the files (<name>.csv or <name>.parquet; created if missing, same names replaced).",
 )
+@click.option(
+    "--raw-csv",
+    "raw",
+    is_flag=True,
+    help="CSV text cells exactly as stored: no leading ' before =, +, -, @, tab or CR (for programs, not people).",
+)
 @db_option
 @quiet_option
-def export(names: tuple[str, ...], fmt: str, out: Path, db: str | None, quiet: bool) -> None:
+def export(names: tuple[str, ...], fmt: str, out: Path, raw: bool, db: str | None, quiet: bool) -> None:
     """Write marts and retained views (NAMES, e.g. skill_correction_rates retained_session_feedback) as files.
 
     Timestamps are UTC to the microsecond (ISO 8601 with a Z in CSV, time zone UTC in Parquet).
-    An unknown name lists the valid ones.
+    In CSV, a text cell a spreadsheet would run as a formula (first character =, +, -, @, tab or CR;
+    plain numbers excepted) gets a leading ', unless --raw-csv. An unknown name lists the valid ones.
     """
-    written = export_relations(db, names, fmt, out)
+    written = export_relations(db, names, fmt, out, raw=raw)
     for item in written if not quiet else ():
         click.echo(f"{item.name}: {item.rows:,} rows to {item.path}")
     click.echo(f"exported {len(written)} relations ({sum(i.rows for i in written):,} rows) to {out}")

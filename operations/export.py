@@ -8,7 +8,8 @@ build published), never from the warehouse file itself, so an export
 neither waits for nor holds up ingest, purge, build or forget. They are
 written as `<out>/<name>.<format>`, first under a temporary name that is
 renamed into place, so a reader of the folder never sees half a file.
-warehouse/export_format.py says how timestamps, dates and numbers look.
+warehouse/export_format.py says how timestamps, dates and numbers look, and how a CSV text cell that
+a spreadsheet would run as a formula is written as text (unless `raw`).
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ import duckdb
 
 from warehouse.connection import connect_serving
 from warehouse.errors import UserError
-from warehouse.export_format import CSV_TIMESTAMP, FORMATS
+from warehouse.export_format import CSV_TIMESTAMP, FORMATS, neutralise_sql
 from warehouse.location import serving_path
 from warehouse.private_files import install, make_folder, staging_folder
 from warehouse.sql import quote, sql_literal
 
 SCHEMA = "marts"
 TIMESTAMP_TYPES = ("TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S")
+TEXT_TYPES = ("VARCHAR",)
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,9 @@ def exportable(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [name for (name,) in rows]
 
 
-def _columns(con: duckdb.DuckDBPyConnection, name: str, fmt: str) -> str:
-    """The select list: timestamps as UTC ISO text (CSV) or UTC timestamps with time zone (Parquet)."""
+def _columns(con: duckdb.DuckDBPyConnection, name: str, fmt: str, raw: bool = False) -> str:
+    """The select list: timestamps as UTC ISO text (CSV) or UTC timestamps with time zone (Parquet); in CSV
+    (unless `raw`), text that a spreadsheet would run as a formula marked as text."""
     described = con.execute(
         "select column_name, data_type from information_schema.columns where table_catalog = current_database() "
         "and table_schema = ? and table_name = ? order by ordinal_position",
@@ -58,7 +61,9 @@ def _columns(con: duckdb.DuckDBPyConnection, name: str, fmt: str) -> str:
     expressions = []
     for column, data_type in described:
         quoted = quote(column)
-        if data_type not in TIMESTAMP_TYPES:
+        if data_type in TEXT_TYPES and fmt == "csv" and not raw:
+            expressions.append(f"{neutralise_sql(quoted)} as {quoted}")
+        elif data_type not in TIMESTAMP_TYPES:
             expressions.append(quoted)
         elif fmt == "csv":  # the session is in UTC (warehouse.connection): a zoned value prints its UTC clock
             expressions.append(f"strftime(cast({quoted} as timestamp), {sql_literal(CSV_TIMESTAMP)}) as {quoted}")
@@ -67,22 +72,28 @@ def _columns(con: duckdb.DuckDBPyConnection, name: str, fmt: str) -> str:
     return ", ".join(expressions)
 
 
-def _write(con: duckdb.DuckDBPyConnection, name: str, fmt: str, out: Path) -> Exported:
+def _write(con: duckdb.DuckDBPyConnection, name: str, fmt: str, out: Path, raw: bool = False) -> Exported:
     final = out / f"{name}.{fmt}"
     options = "format csv, header true" if fmt == "csv" else "format parquet, compression zstd"
     with staging_folder(final, f".{final.name}.exporting-") as temporary:  # unpredictable, created exclusively
         (rows,) = con.execute(
-            f"copy (select {_columns(con, name, fmt)} from {SCHEMA}.{quote(name)}) "
+            f"copy (select {_columns(con, name, fmt, raw)} from {SCHEMA}.{quote(name)}) "
             f"to {sql_literal(str(temporary))} ({options})"
         ).fetchall()[0]
         install(temporary, final)
     return Exported(name, final, rows)
 
 
-def export(db: str | os.PathLike[str] | None, names: Sequence[str], fmt: str, out: Path) -> list[Exported]:
-    """Write each named relation to `out` in `fmt` (see the module's note); unknown names fail before any file."""
+def export(
+    db: str | os.PathLike[str] | None, names: Sequence[str], fmt: str, out: Path, *, raw: bool = False
+) -> list[Exported]:
+    """Write each named relation to `out` in `fmt` (see the module's note); unknown names fail before any file.
+
+    `raw`: CSV text cells exactly as stored, none marked as text (for programs, not spreadsheets)."""
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}", exit_code=2)
+    if raw and fmt != "csv":
+        raise UserError("--raw-csv is for --format csv: Parquet always holds the values as stored", exit_code=2)
     con = connect_serving(db)
     try:
         valid = exportable(con)
@@ -97,7 +108,7 @@ def export(db: str | os.PathLike[str] | None, names: Sequence[str], fmt: str, ou
             raise UserError(f"--out {out} is a file: give a folder", exit_code=2)
         try:
             make_folder(out)
-            return [_write(con, name, fmt, out) for name in dict.fromkeys(names)]
+            return [_write(con, name, fmt, out, raw) for name in dict.fromkeys(names)]
         except (OSError, duckdb.IOException) as exc:
             raise UserError(f"cannot write to {out}: {exc}") from None
     finally:

@@ -9,6 +9,7 @@ and tells the reader the warehouse is being written.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -28,12 +29,42 @@ from warehouse.sql import quote, sql_literal
 # DuckDB spills to disk beyond this, so a big load keeps a flat memory profile
 DEFAULT_MEMORY_LIMIT = "1GB"
 DEFAULT_LOCK_WAIT_SECONDS = 120
+# what FEEDBACK_MEMORY_LIMIT may be: a size (DuckDB's units) or a share of the machine's memory
+_MEMORY_SIZE = re.compile(r"(?P<number>\d{1,9}(?:\.\d{1,6})?)\s?(?P<unit>[KMGT]i?B|B|%)", re.IGNORECASE)
+_UNIT_BYTES = {"b": 1, **{f"{p}b": 1000 ** (i + 1) for i, p in enumerate("kmgt")}}
+_UNIT_BYTES |= {f"{p}ib": 1024 ** (i + 1) for i, p in enumerate("kmgt")}
+LEAST_MEMORY_BYTES = 64 * 1024**2  # below this DuckDB cannot even open the warehouse
 
 T = TypeVar("T")
 
 
 def lock_wait_seconds() -> float:
-    return float(os.environ.get("FEEDBACK_LOCK_WAIT_SECONDS", DEFAULT_LOCK_WAIT_SECONDS))
+    """FEEDBACK_LOCK_WAIT_SECONDS: a number of seconds, 0 or more (default 120)."""
+    text = os.environ.get("FEEDBACK_LOCK_WAIT_SECONDS", str(DEFAULT_LOCK_WAIT_SECONDS))
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UserError(
+            f"FEEDBACK_LOCK_WAIT_SECONDS={text[:40]!r} is not a number of seconds: set it to e.g. 120, or unset it"
+        )
+    return seconds
+
+
+def memory_limit() -> str:
+    """FEEDBACK_MEMORY_LIMIT (default 1GB), checked before it reaches SQL: a size such as 1GB, 1.5 GiB or
+    512MiB (at least 64 MiB), or a share of the machine's memory such as 50%."""
+    text = os.environ.get("FEEDBACK_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
+    match = _MEMORY_SIZE.fullmatch(text.strip())
+    if match:
+        number, unit = float(match["number"]), match["unit"].lower()
+        if (0 < number <= 100) if unit == "%" else number * _UNIT_BYTES[unit] >= LEAST_MEMORY_BYTES:
+            return f"{match['number']}{match['unit']}"
+    raise UserError(
+        f"FEEDBACK_MEMORY_LIMIT={text[:40]!r} is not a memory limit: set it to a size such as 1GB or 512MiB "
+        "(at least 64MiB) or a share such as 50%, or unset it (default 1GB)"
+    )
 
 
 def wait_out_lock(open_: Callable[[], T], path: Path, *, wait_seconds: float, announce: bool = True) -> T:
@@ -81,7 +112,7 @@ def _refuse_missing(path: Path, first: str) -> None:
 def _configure(con: duckdb.DuckDBPyConnection) -> None:
     """What every connection of ours sets: UTC (raw timestamps are naive UTC) and the memory limit."""
     con.execute("set TimeZone = 'UTC'")
-    con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
+    con.execute(f"set memory_limit = {sql_literal(memory_limit())}")
 
 
 def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:

@@ -3,6 +3,7 @@ right types, timestamps UTC to the microsecond; the dashboard's downloads write 
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import io
 import re
@@ -179,3 +180,76 @@ def test_a_dashboard_download_writes_timestamps_as_export_does(demo: DemoWarehou
         assert downloaded.set_index(key)[column].to_dict() == exported.set_index(key)[column].to_dict(), column
     zoned = pd.DataFrame({"at": pd.to_datetime(["2026-11-20 15:45:07.123456+02:00"])})
     assert csv_bytes(zoned) == b"at\n2026-11-20T13:45:07.123456Z\n"
+
+
+# -- hostile text: no formula runs in a spreadsheet ---------------------------------------------------------------
+# a text value as stored -> as a CSV cell for spreadsheets (OWASP's first characters =, +, -, @, tab, CR)
+HOSTILE = {
+    '=HYPERLINK("http://x")': '\'=HYPERLINK("http://x")',
+    "@SUM(1)": "'@SUM(1)",
+    "+1+1": "'+1+1",
+    "-2+3": "'-2+3",
+    "\t=1": "'\t=1",
+    "\r=1": "'\r=1",
+    "a\rb": "a\rb",
+    "-3.5": "-3.5",  # a plain number stays one
+    "+1": "+1",
+    "x\r\ny": "x\r\ny",
+    'plain, "quoted"': 'plain, "quoted"',
+}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A published mart of upstream text that a spreadsheet would run, beside negative numbers."""
+    db = tmp_path_factory.mktemp("hostile") / "hostile.duckdb"
+    con = connect(db)
+    con.execute("create schema marts")
+    con.execute("create table marts.hostile (n integer, amount double, label varchar)")
+    con.executemany(
+        "insert into marts.hostile values (?, ?, ?)", [(i, -1.5 - i, value) for i, value in enumerate(HOSTILE)]
+    )
+    con.execute("insert into marts.hostile values (99, null, null)")
+    con.close()
+    publish(db, marts={"hostile"})
+    return db
+
+
+def csv_cells(data: bytes) -> list[list[str]]:
+    """Cells as a spreadsheet's CSV reader sees them (Python's csv module, newlines inside cells kept)."""
+    return list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+
+
+def test_csv_export_marks_formulas_as_text(hostile: Path, tmp_path: Path) -> None:
+    export(hostile, "hostile", "--format", "csv", "--out", tmp_path)
+    data = (tmp_path / "hostile.csv").read_bytes()
+    cells = csv_cells(data)
+    assert cells[0] == ["n", "amount", "label"]
+    assert [row[2] for row in cells[1:]] == [*HOSTILE.values(), ""]
+    assert [row[1] for row in cells[1:-1]] == [str(-1.5 - i) for i in range(len(HOSTILE))]  # numbers untouched
+    assert b'"a\rb"' in data and b'"\'\r=1"' in data and b'"x\r\ny"' in data, "a CR or LF is always quoted"
+
+
+def test_raw_csv_writes_values_untouched(hostile: Path, tmp_path: Path) -> None:
+    export(hostile, "hostile", "--format", "csv", "--raw-csv", "--out", tmp_path)
+    data = (tmp_path / "hostile.csv").read_bytes()
+    assert [row[2] for row in csv_cells(data)[1:]] == [*HOSTILE, ""]
+    assert b'"a\rb"' in data and b'"\r=1"' in data, "a CR is quoted in raw CSV too"
+    done = run_cli("export", "--db", hostile, "hostile", "--format", "parquet", "--raw-csv", "--out", tmp_path,
+                   env=cli_env())  # fmt: skip
+    assert (done.returncode, done.stderr.strip()) == (
+        2,
+        "error: --raw-csv is for --format csv: Parquet always holds the values as stored",
+    )
+
+
+def test_a_dashboard_download_marks_formulas_as_export_does(hostile: Path, tmp_path: Path) -> None:
+    export(hostile, "hostile", "--format", "csv", "--out", tmp_path)
+    with duckdb.connect(str(serving_path(hostile)), read_only=True) as con:
+        shown = con.execute("select * from marts.hostile").df()
+    downloaded = csv_cells(csv_bytes(shown))
+    exported = csv_cells((tmp_path / "hostile.csv").read_bytes())
+    assert [len(row) for row in downloaded] == [3] * (len(HOSTILE) + 2), "a CR in a cell split a row"
+    assert [row[2] for row in downloaded[1:]] == [*HOSTILE.values(), ""]
+    assert [row[2] for row in downloaded] == [row[2] for row in exported]
+    assert b'"a\rb"' in csv_bytes(shown), "a CR is quoted in a download"
