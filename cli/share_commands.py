@@ -30,16 +30,24 @@ from warehouse.export_format import FORMATS
     is_flag=True,
     help="CSV text cells exactly as stored: no leading ' before =, +, -, @, tab or CR (for programs, not people).",
 )
+@click.option(
+    "--tenant",
+    default=None,
+    help="Only this tenant's rows (its name or key); relations without a tenant are refused. Default: everything.",
+)
 @db_option
 @quiet_option
-def export(names: tuple[str, ...], fmt: str, out: Path, raw: bool, db: str | None, quiet: bool) -> None:
+def export(
+    names: tuple[str, ...], fmt: str, out: Path, raw: bool, tenant: str | None, db: str | None, quiet: bool
+) -> None:
     """Write marts and retained views (NAMES, e.g. skill_correction_rates retained_session_feedback) as files.
 
     Timestamps are UTC to the microsecond (ISO 8601 with a Z in CSV, time zone UTC in Parquet).
     In CSV, a text cell a spreadsheet would run as a formula (first character =, +, -, @, tab or CR;
-    plain numbers excepted) gets a leading ', unless --raw-csv. An unknown name lists the valid ones.
+    plain numbers excepted) gets a leading ', unless --raw-csv. An unknown name lists the valid ones; so does
+    an unknown --tenant.
     """
-    written = export_relations(db, names, fmt, out, raw=raw)
+    written = export_relations(db, names, fmt, out, raw=raw, tenant=tenant)
     for item in written if not quiet else ():
         click.echo(f"{item.name}: {item.rows:,} rows to {item.path}")
     click.echo(f"exported {len(written)} relations ({sum(i.rows for i in written):,} rows) to {out}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards import data, filters
+from warehouse.access import EVERYTHING
 
 st.set_page_config(page_title="Feedback Analytics", page_icon=":bar_chart:", layout="wide")
 
@@ -35,6 +36,11 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+# Every query reads as the session's scope (dashboards/data.py, warehouse/scoped.py). Until sign-in decides it
+# from who signed in, the local operator reads everything; a scope already in the session (a test's, through
+# AppTest's session_state: no widget has the key, so no browser or URL can set it) is kept.
+if data.SCOPE_KEY not in st.session_state:
+    data.set_session_scope(EVERYTHING)
 try:
     status = data.status()
 except data.WarehouseUnavailable as exc:  # the page says why; the path itself may be what is wrong

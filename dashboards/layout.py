@@ -74,6 +74,21 @@ def scope(current: filters.Filters, applies: str) -> None:
     )
 
 
+def tenantless(what: str) -> bool:
+    """True, after saying so in place of the numbers, when the reader's scope leaves out `what`: a source
+    without a tenant (session feedback, analyzer events) or a count over every tenant, which only access to
+    every tenant reads (warehouse/scoped.py)."""
+    scope = data.current_scope()
+    if scope.is_all:
+        return False
+    tenants = ", ".join(sorted(scope.tenants or ())) or "none"
+    st.info(
+        f"{what}: not available. It has no tenant, and your access covers only the tenants: {tenants}. "
+        "Sources without a tenant need access to every tenant."
+    )
+    return True
+
+
 @contextmanager
 def section(name: str) -> Iterator[None]:
     """Run one part of a page; a missing mart or a busy warehouse shows a warning there, not a traceback."""

@@ -141,10 +141,12 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
     return con
 
 
-def connect_serving(db: str | os.PathLike[str] | None) -> duckdb.DuckDBPyConnection:
+def connect_serving(db: str | os.PathLike[str] | None, *, attached: bool = False) -> duckdb.DuckDBPyConnection:
     """Open the serving file of the warehouse `db` read-only (what the last successful build published;
     operations/serving.py), in UTC: for readers of marts, which never open the warehouse file itself. A
-    publish renames a new file over it; this connection keeps reading the one it opened."""
+    publish renames a new file over it; this connection keeps reading the one it opened. `attached`: an
+    in-memory DuckDB with the file attached read-only as its default database (`serving_file`), so the reader
+    can add a catalog of its own beside it (warehouse/scoped.py)."""
     path = resolve_db_path(db)
     _refuse_missing(path, "`feedback-analytics ingest ...` and `build`")
     refuse_what_is_no_warehouse(path)
@@ -155,7 +157,12 @@ def connect_serving(db: str | os.PathLike[str] | None) -> duckdb.DuckDBPyConnect
             "run `feedback-analytics build` first"
         )
     try:
-        con = duckdb.connect(str(serving), read_only=True)
+        if attached:
+            con = duckdb.connect(":memory:")
+            con.execute(f"attach {sql_literal(str(serving))} as serving_file (read_only)")
+            con.execute("use serving_file")
+        else:
+            con = duckdb.connect(str(serving), read_only=True)
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0]
         raise UserError(f"cannot read the serving file {serving}: {first}") from None
