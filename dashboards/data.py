@@ -179,10 +179,10 @@ def _cursor() -> duckdb.DuckDBPyConnection:
 
 
 @contextlib.contextmanager
-def _connect(path: Path, scope: Scope) -> Iterator[duckdb.DuckDBPyConnection]:
+def _connect(path: Path, scope: Scope) -> Iterator[tuple[duckdb.DuckDBPyConnection, Callable[[str], None]]]:
     """A connection whose default database is the warehouse file as `scope` sees it (warehouse/scoped.py),
     attached read-only until the block ends; waits LOCK_RETRY_SECONDS for a writer's lock (the ground floor's
-    one wait loop)."""
+    one wait loop). Yields the connection and the scoping step's `prepare(sql)`, to call before each statement."""
     con = _cursor()
     alias = f"warehouse_{next(_aliases)}"
     try:
@@ -196,8 +196,8 @@ def _connect(path: Path, scope: Scope) -> Iterator[duckdb.DuckDBPyConnection]:
         except UserError as exc:
             raise WarehouseUnavailable(f"Cannot open the warehouse at {path}: {str(exc).split(': ', 1)[-1]}") from None
         try:
-            with scoped(con, alias, scope):
-                yield con
+            with scoped(con, alias, scope, lazy=True) as prepare:
+                yield con, prepare
         finally:
             try:
                 con.execute("use memory")
@@ -216,10 +216,11 @@ def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
 class _Session:
     """One read-only connection for a few statements in a row (see `_session`)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self._con = con
+    def __init__(self, con: duckdb.DuckDBPyConnection, prepare: Callable[[str], None]) -> None:
+        self._con, self._prepare = con, prepare
 
     def df(self, sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+        self._prepare(sql)  # the scoped views this statement reads (warehouse/scoped.py)
         return self._con.execute(sql, _bind(sql, params)).df()
 
 
@@ -230,8 +231,8 @@ def _session() -> Iterator[_Session]:
     if not path.exists():
         raise WarehouseUnavailable(_not_published(warehouse_path()))
     try:
-        with _connect(path, current_scope()) as con:
-            yield _Session(con)
+        with _connect(path, current_scope()) as (con, prepare):
+            yield _Session(con, prepare)
     except duckdb.CatalogException as exc:
         raise WarehouseUnavailable(
             f"The warehouse at {path} lacks a table this page reads ({str(exc).splitlines()[0]}). "
