@@ -54,6 +54,7 @@ def seed_ids(tenant: str) -> set[str]:
 A_IDS, B_IDS = seed_ids(A), seed_ids(B)
 # what names B in free text: its display name and workspace ids (the demo's texts mention "Globex's 10-K")
 B_MARKS = {value for value in B_IDS if value != B}
+B_PROJECT = "sales"  # a project of B's reactions only, in the demo
 
 
 def leaks(text: str) -> set[str]:
@@ -188,11 +189,14 @@ def test_a_result_cached_for_every_tenant_is_not_served_to_a_tenant_reader(on_de
 
 # -- the app, as a browser would drive it -------------------------------------------------------------------------
 def run_as(page: DashboardPage, scope: Scope, **query: str) -> AppTest:
-    """The entry point, then the page, in a session whose scope sign-in would have set, with URL parameters."""
+    """The entry point, then the page, in a session whose scope sign-in would have set, with crafted filter
+    values: as URL parameters, and as the widgets' state (what a bound URL parameter or a crafted widget message
+    from the browser sets: AppTest does not read bound URL parameters itself)."""
     app = AppTest.from_file(str(APP), default_timeout=APPTEST_TIMEOUT_S)
     app.session_state[data.SCOPE_KEY] = scope
     for key, value in query.items():
         app.query_params[key] = value
+        app.session_state[key] = value
     app.run()
     app.switch_page(page.script).run()
     return app
@@ -212,14 +216,16 @@ def shown(app: AppTest) -> str:
 
 @pytest.mark.parametrize("dashboard_page", PAGES, ids=[page.url_path for page in PAGES])
 def test_a_crafted_url_shows_a_tenant_a_reader_nothing_of_b(on_demo, dashboard_page: DashboardPage) -> None:
-    app = run_as(dashboard_page, READER, tenant=B, project="(all)")
+    app = run_as(dashboard_page, READER, tenant=B, project=B_PROJECT)
     assert_no_exception(app)
-    tenant = app.selectbox(key="tenant")
-    assert tenant.value == A and tenant.options == ["Acme Corporation"]
     assert not leaks(shown(app)), dashboard_page.url_path
     for frame in app.dataframe:  # every table's tenant columns hold A's identifiers only
         for column in (c for c in TENANT_COLUMNS if c in frame.value.columns):
             assert set(frame.value[column].astype(str)) <= A_IDS, (dashboard_page.url_path, column)
+    tenant = app.selectbox(key="tenant")
+    assert tenant.value == A and tenant.options == ["Acme Corporation"]
+    project = app.selectbox(key="project")
+    assert project.value != B_PROJECT and B_PROJECT not in project.options
 
 
 @pytest.mark.parametrize("url_path", ["session-feedback", "skills", "retention", "warehouse"])
