@@ -69,7 +69,11 @@ def export(
     show_default=True,
     help="Days of the rates' period (compared with as many days before).",
 )
-@click.option("--tenant", default=None, help="One tenant (its name or key); default: all tenants.")
+@click.option(
+    "--tenant",
+    default=None,
+    help="One tenant (its name or key): only its rows; sources without a tenant are left out. Default: all tenants.",
+)
 @click.option("--pdf", is_flag=True, help="Also print the report to PDF with chromium.")
 @db_option
 def report(out: Path, as_of: str | None, period_days: str, tenant: str | None, pdf: bool, db: str | None) -> None:

@@ -159,8 +159,12 @@ def connect_serving(db: str | os.PathLike[str] | None, *, attached: bool = False
     try:
         if attached:
             con = duckdb.connect(":memory:")
-            con.execute(f"attach {sql_literal(str(serving))} as serving_file (read_only)")
-            con.execute("use serving_file")
+            try:
+                con.execute(f"attach {sql_literal(str(serving))} as serving_file (read_only)")
+                con.execute("use serving_file")
+            except duckdb.Error:
+                con.close()
+                raise
         else:
             con = duckdb.connect(str(serving), read_only=True)
     except duckdb.Error as exc:
