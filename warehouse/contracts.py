@@ -98,6 +98,10 @@ class Contract:
     # a list field containing one). A parsed record that claims none is skipped: counted in the manifest
     # (rows_skipped), its text and path never stored. Empty: every record of the input is this source's.
     claim: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # rules across fields, each (SQL that is true when the row breaks it, over {field} names; the reason): what
+    # an error-level dbt test of the staging model would reject, quarantined here so that one row never fails
+    # a build. NULL (a field absent) breaks none.
+    row_rules: tuple[tuple[str, str], ...] = ()
 
     @property
     def columns(self) -> list[str]:
@@ -313,6 +317,13 @@ WORKSPACE_EVAL_RUNS = Contract(
         Field("failed_count", "int", minimum=0),
         Field("results", "json"),
         Field("created_by", "string"),
+    ),
+    # stg_workspace__eval_runs: passed and failed replays never exceed the run's golden sessions
+    row_rules=(
+        (
+            "{passed_count} + {failed_count} > {golden_session_count}",
+            "passed_count + failed_count exceed golden_session_count",
+        ),
     ),
 )
 
