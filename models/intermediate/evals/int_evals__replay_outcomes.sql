@@ -147,7 +147,7 @@ outcomes as (
     left join golden_sessions_by_as_of
         on
             replay_states.golden_session_id = golden_sessions_by_as_of.golden_session_id
-            and replay_states.tenant_id = golden_sessions_by_as_of.golden_tenant_id
+            and replay_states.tenant_id is not distinct from golden_sessions_by_as_of.golden_tenant_id
     left join dimension_summary
         on replay_states.replay_session_id = dimension_summary.replay_session_id
     left join divergence_summary
