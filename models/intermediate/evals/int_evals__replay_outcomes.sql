@@ -79,7 +79,7 @@ replay_states as (
 golden_sessions as (
     select
         session_id as golden_session_id,
-        tenant_id as golden_tenant_id,
+        tenant_id,
         golden_set,
         coalesce(golden_promoted_at, created_at) as golden_since
     from sessions
@@ -147,7 +147,7 @@ outcomes as (
     left join golden_sessions_by_as_of
         on
             replay_states.golden_session_id = golden_sessions_by_as_of.golden_session_id
-            and replay_states.tenant_id is not distinct from golden_sessions_by_as_of.golden_tenant_id
+            and replay_states.tenant_id is not distinct from golden_sessions_by_as_of.tenant_id
     left join dimension_summary
         on replay_states.replay_session_id = dimension_summary.replay_session_id
     left join divergence_summary
