@@ -23,7 +23,7 @@ from ingest.jsonl import (
     read_jsonl,
     scan_lines,
 )
-from ingest.line_limits import OverLimitLine, find_over_limits, write_without
+from ingest.line_limits import OverLimitLine, blob_over_limits, find_over_limits, write_without
 from ingest.load import Load, LoadOptions, LoadResult, ReadRange, already_loaded, last_reads, load_batches
 from ingest.progress import LoadProgress
 from warehouse.contracts import Contract
@@ -303,7 +303,13 @@ def blob_folder_load(
     progress.start(f"{folder.name}/ ({len(files)} blobs)", None)
     opts = replace(options, on_rows=progress.rows_done)
     size = sum(p.stat().st_size for p in files)
-    result = load_batches(con, contract, str(folder), read_blobs(files), opts, checksum=checksum, size_bytes=size)
+    # a blob over max_line_bytes is quarantined unparsed (reason, length, sha256), like a long line
+    over = {p: blob_over_limits(p, str(p.relative_to(folder)), options.limits) for p in files}
+    readable = [p for p in files if over[p] is None]
+    found = [line for line in over.values() if line is not None]
+    result = load_batches(
+        con, contract, str(folder), read_blobs(readable), opts, checksum=checksum, size_bytes=size, over_limits=found
+    )
     return replace(result, symlinks_skipped=len(listing.symlinks))
 
 

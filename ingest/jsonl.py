@@ -382,11 +382,25 @@ def _read_no_symlink(path: Path) -> bytes:
         return handle.read()
 
 
-def read_blobs(paths: list[Path], batch_size: int = 5000) -> Iterator[pa.Table]:
-    """Batches of whole JSON files, one record per file (a blob may span many lines)."""
-    for start in range(0, len(paths), batch_size):
-        group = paths[start : start + batch_size]
-        contents = [_read_no_symlink(p).removeprefix(BOM) for p in group]
+def read_blobs(paths: list[Path], batch_size: int = 5000, batch_bytes: int = 64 * 1024 * 1024) -> Iterator[pa.Table]:
+    """Batches of whole JSON files, one record per file (a blob may span many lines): at most `batch_size`
+    files and, past the first file, `batch_bytes` bytes a batch (the caller leaves out blobs over its limit)."""
+    group: list[Path] = []
+    contents: list[bytes] = []
+    held = 0
+
+    def batch() -> pa.Table:
         lines = pa.array(contents, pa.large_binary())
         uris = pa.array([str(p) for p in group], pa.string())
-        yield pa.Table.from_arrays([pa.nulls(len(group), pa.int64()), uris, *_as_text(lines)], schema=BATCH_SCHEMA)
+        return pa.Table.from_arrays([pa.nulls(len(group), pa.int64()), uris, *_as_text(lines)], schema=BATCH_SCHEMA)
+
+    for path in paths:
+        content = _read_no_symlink(path).removeprefix(BOM)
+        if group and (len(group) >= batch_size or held + len(content) > batch_bytes):
+            yield batch()
+            group, contents, held = [], [], 0
+        group.append(path)
+        contents.append(content)
+        held += len(content)
+    if group:
+        yield batch()

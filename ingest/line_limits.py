@@ -170,3 +170,14 @@ def write_without(path: Path, start: int, end: int, lines: list[OverLimitLine], 
             if stop > begin and os.pread(source.fileno(), 1, stop - 1) == b"\n":
                 out.write(b"\n")  # the line's place, for the numbers of the lines after it
             at = stop
+
+
+def blob_over_limits(path: Path, name: str, limits: LineLimits) -> OverLimitLine | None:
+    """A JSON blob (one record per file) larger than max_line_bytes, described like a long line: never read
+    whole, its SHA-256 taken in BLOCK_BYTES reads. None when the file is within the limit."""
+    size = path.stat().st_size
+    if size <= limits.max_line_bytes:
+        return None
+    with path.open("rb") as handle:
+        reason = f"blob {name} over {limits.max_line_bytes:,} bytes: not parsed"
+        return _described(handle.fileno(), 1, 0, size, reason)

@@ -165,6 +165,12 @@ def _checks(
     return checks
 
 
+def _row_rule_checks(contract: Contract) -> list[str]:
+    """CASE expressions over the parsed values, each yielding its reason when the row breaks a rule across fields."""
+    values = {fld.name: quote("v__" + fld.name) for fld in contract.fields}
+    return [f"case when {rule.format(**values)} then {sql_literal(reason)} end" for rule, reason in contract.row_rules]
+
+
 def _all_pass(checks: list[str]) -> str:
     """True when no check yields a reason: cheap booleans, so the reasons are built only for bad rows."""
     conditions = []
@@ -281,6 +287,7 @@ def json_batch_sql(contract: Contract, parsed_sql: str) -> str:
                 parse_check=True,
             )
         )
+    checks.extend(_row_rule_checks(contract))
     return f"""
         with parsed as (
             {parsed_sql}
@@ -344,6 +351,7 @@ def typed_batch_sql(contract: Contract, relation: str, column_types: dict[str, s
                 null_is_unknown=fld.empty_is_null and col_type is not None,
             )
         )
+    checks.extend(_row_rule_checks(contract))
     return f"""
         with typed as (
             select *, {", ".join(typed_cols)}
