@@ -22,6 +22,9 @@ from collections.abc import Iterable
 from warehouse.contracts import Contract, Field
 from warehouse.sql import quote, sql_literal
 
+# the earliest day a timestamp or date of any source may hold (docs/security.md, "No single input stops the night")
+EARLIEST_DATE = "2000-01-01"
+
 
 def _json_type_ok(kind: str, j: str) -> str:
     """Whether a JSON value has the kind's type, read off its first character (cheaper than json_type)."""
@@ -129,6 +132,13 @@ def _checks(
         checks.append(
             f"case when {present} and {type_ok} and {value} is null{empty_ok} then "
             f"{sql_literal(name + ': not ' + _KIND_WORDS[fld.kind] + ': ')} || left({got_text}, 80) end"
+        )
+    if fld.kind in ("timestamp", "date"):
+        # a date before any AI-agent feedback existed (year 1, 1900) would stretch every daily series of the
+        # period marts back to it (one row per day and series): refused here rather than a night lost there
+        checks.append(
+            f"case when {value} < {sql_literal(EARLIEST_DATE)}::date then {sql_literal(name + ': ')} || "
+            f"cast({value} as varchar) || {sql_literal(f' is before {EARLIEST_DATE}')} end"
         )
     if fld.enum:
         allowed = ", ".join(sql_literal(v) for v in fld.enum)
