@@ -43,6 +43,7 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
+from warehouse.access import Scope
 from warehouse.connection import attach_read_only
 from warehouse.errors import UserError, WarehouseLocked
 from warehouse.location import resolve_db_path, serving_path
@@ -59,6 +60,11 @@ class WarehouseUnavailable(Exception):
 
 class WarehouseBusy(WarehouseUnavailable):
     """Another process (ingest, purge, build) holds the write lock longer than we wait."""
+
+
+def set_session_scope(scope: Scope) -> None:
+    """What this session may read (dashboards/sign_in.py decides); the data layer enforces it (wt-scope)."""
+    st.session_state["_scope"] = scope
 
 
 def warehouse_path() -> Path:
