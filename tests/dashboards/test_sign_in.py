@@ -15,12 +15,15 @@ Screenshots of the sign-in, sign-in-required and no-access pages at 1280 and 390
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.support.dashboard import (
+    APP,
     ARTIFACTS,
     DashboardServer,
     DemoWarehouse,
@@ -307,3 +310,37 @@ def test_a_proxy_from_an_untrusted_address_is_refused(context, proxy_server: Das
         heading(page, "Sign-in required").wait_for(timeout=LOAD_TIMEOUT_MS)
         wait_for_run(page)
         assert_nothing_else(page)
+
+
+# ---------------------------------------------------------------- no sign-in
+
+
+def outside_address() -> str | None:
+    """An IPv4 address of this machine that is not loopback (others can reach it), or None."""
+    for entries in psutil.net_if_addrs().values():
+        for entry in entries:
+            if entry.family == socket.AF_INET and not entry.address.startswith("127."):
+                return entry.address
+    return None
+
+
+def test_without_sign_in_a_visitor_from_another_machine_is_refused(
+    context, demo: DemoWarehouse, tmp_path: Path
+) -> None:
+    """`streamlit run` by hand on every interface (not through the command, which refuses that): a peer
+    that is not loopback gets the sign-in-required page, never the data."""
+    address = outside_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback address to connect from")
+    arguments = ["-m", "streamlit", "run", str(APP), "--server.address", "0.0.0.0", "--server.headless", "true"]
+    running = start_streamlit(lambda port: [*arguments, "--server.port", str(port)], demo.env(), tmp_path / "log")
+    try:
+        page = context.new_page()
+        page.goto(f"http://{address}:{running.port}/")
+        heading(page, "Sign-in required").wait_for(timeout=LOAD_TIMEOUT_MS)
+        wait_for_run(page)
+        assert_nothing_else(page)
+        page.goto(f"http://127.0.0.1:{running.port}/")  # the person at the machine still sees everything
+        heading(page, "Overview").wait_for(timeout=LOAD_TIMEOUT_MS)
+    finally:
+        running.stop()
