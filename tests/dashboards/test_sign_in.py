@@ -170,6 +170,16 @@ def sidebar_text(page) -> str:
     return sidebar.inner_text()
 
 
+def tenant_options(page) -> list[str]:
+    """The sidebar's tenant filter, opened: the tenants the session may choose (its scope, read from the data)."""
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(has_text="Tenant").click()
+    options = page.get_by_role("option")
+    options.first.wait_for(timeout=LOAD_TIMEOUT_MS)
+    names = options.all_inner_texts()
+    page.keyboard.press("Escape")
+    return names
+
+
 # ---------------------------------------------------------------- OIDC
 
 
@@ -195,6 +205,7 @@ def test_oidc_sign_in_overview_and_sign_out(context, oidc_server: DashboardServe
     heading(page, "Overview").wait_for(timeout=LOAD_TIMEOUT_MS)
     assert f"Signed in as {LEAD}" in sidebar_text(page)
     assert page.locator('[data-testid="stException"]').count() == 0
+    assert tenant_options(page) == ["Acme Corporation"]  # the access map's scope reached the data layer
 
     page.get_by_role("button", name="Sign out").click()
     # Streamlit clears its cookies and sends the browser to the provider's end-session page, which asks
@@ -214,6 +225,7 @@ def test_oidc_group_claim_grants_its_tenants(context, oidc_server: DashboardServ
     sign_in_with_provider(page, oidc_server, "analyst-sub")
     heading(page, "Overview").wait_for(timeout=LOAD_TIMEOUT_MS)
     assert "Signed in as analyst@globex.example" in sidebar_text(page)
+    assert tenant_options(page) == ["Globex Corporation"]
 
 
 def test_oidc_user_not_in_the_access_map_sees_no_access(
@@ -252,6 +264,7 @@ def test_proxy_user_sees_their_pages(context, proxy_server: DashboardServer) -> 
         heading(page, "Overview").wait_for(timeout=LOAD_TIMEOUT_MS)
         assert f"Signed in as {LEAD}" in sidebar_text(page)
         assert page.locator('[data-testid="stException"]').count() == 0
+        assert tenant_options(page) == ["Acme Corporation"]
         assert any(line.startswith("GET /_stcore/stream") for line in proxy.requests)  # the websocket went through
 
 
@@ -261,6 +274,7 @@ def test_proxy_group_header_grants_its_tenants(context, proxy_server: DashboardS
         page = context.new_page()
         page.goto(proxy.url)
         heading(page, "Overview").wait_for(timeout=LOAD_TIMEOUT_MS)
+        assert tenant_options(page) == ["Globex Corporation"]
 
 
 def test_proxy_user_not_in_the_access_map_sees_no_access(context, proxy_server: DashboardServer) -> None:
@@ -342,5 +356,6 @@ def test_without_sign_in_a_visitor_from_another_machine_is_refused(
         assert_nothing_else(page)
         page.goto(f"http://127.0.0.1:{running.port}/")  # the person at the machine still sees everything
         heading(page, "Overview").wait_for(timeout=LOAD_TIMEOUT_MS)
+        assert tenant_options(page)[0] == "All"
     finally:
         running.stop()
