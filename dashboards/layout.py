@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from dashboards import data, filters
+from dashboards import data, filters, text
 from warehouse.export_format import CSV_TIMESTAMP
 
 COMMANDS = """```sh
@@ -67,9 +67,9 @@ def page(title: str) -> tuple[data.WarehouseStatus, filters.Filters]:
 
 
 def scope(current: filters.Filters, applies: str) -> None:
-    """One line saying which filters this page honours."""
+    """One line saying which filters this page honours (the tenant and project as text: dashboards/text.py)."""
     st.caption(
-        f"Period {current.period_label()} vs {current.previous_label()} · {current.scope_label()} · "
+        f"Period {current.period_label()} vs {current.previous_label()} · {text.markdown(current.scope_label())} · "
         f"{current.retention_label()}. {applies}"
     )
 
