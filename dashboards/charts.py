@@ -34,6 +34,7 @@ DIRECTION_COLOURS = {
     "insufficient_data": "#d9d9d9",
 }
 DATE_AXIS = "Date (UTC day)"
+TICK_LIMIT = 60  # characters of a category's tick label (a phone's width holds the label and its bar)
 
 
 def show(
@@ -50,6 +51,23 @@ def show(
         st.info(empty)
         return None
     return st.plotly_chart(build(frame), key=key, on_select=on_select, selection_mode=selection_mode)
+
+
+def tick_labels(values: Sequence[object]) -> list[str]:
+    """Categories as tick labels: text (dashboards/text.py), cut to TICK_LIMIT characters; a cut that makes two
+    labels alike numbers them, so each category keeps its own row."""
+    labels = [text.plotly(value, TICK_LIMIT) for value in values]
+    seen: dict[str, int] = {}
+    distinct = set(labels)
+    for index, label in enumerate(labels):
+        if label in seen and str(values[index]) != str(values[seen[label]]):
+            number = 2
+            while f"{label} #{number}" in distinct:
+                number += 1
+            labels[index] = f"{label} #{number}"
+            distinct.add(labels[index])
+        seen.setdefault(label, index)
+    return labels
 
 
 def _finish(
@@ -163,7 +181,7 @@ def rate_bars(
         "array": (frame[high] - frame[rate]).clip(lower=0),
         "arrayminus": (frame[rate] - frame[low]).clip(lower=0),
     }
-    categories = [text.plotly(value) for value in frame[category]]
+    categories = tick_labels(frame[category].tolist())
     marker: dict[str, Any] = {"color": colour}
     if patterns is not None:
         marker["pattern"] = {"shape": list(patterns)}
@@ -228,8 +246,8 @@ def count_heatmap(
     figure = go.Figure(
         go.Heatmap(
             z=pivot.to_numpy(),
-            x=[text.plotly(value) for value in pivot.columns],
-            y=[text.plotly(value) for value in pivot.index],
+            x=tick_labels(list(pivot.columns)),
+            y=tick_labels(list(pivot.index)),
             colorscale="Reds",
             colorbar={"title": {"text": colorbar_title}},
             text=pivot.fillna(0).astype(int).astype(str).to_numpy(),
@@ -300,8 +318,8 @@ def eval_matrix(
             agent_names[agent] = f"{agent_names[agent]} (baseline)"
         goldens = sorted(golden_names, key=lambda key: (golden_names[key].casefold(), key))
         agents = sorted(agent_names, key=lambda key: ("(baseline)" not in agent_names[key], agent_names[key], key))
-        golden_names = {key: text.plotly(name) for key, name in golden_names.items()}
-        agent_names = {key: text.plotly(name) for key, name in agent_names.items()}
+        golden_names = dict(zip(golden_names, tick_labels(list(golden_names.values())), strict=True))
+        agent_names = dict(zip(agent_names, tick_labels(list(agent_names.values())), strict=True))
         for status, part in cells.groupby("cell_status", sort=False):
             colour, label, mark = CELL_STATUSES.get(str(status), ("#9e9e9e", str(status), "?"))
             versus = part["versus_baseline"].map(VERSUS_BASELINE)
