@@ -18,23 +18,33 @@ from cli.options import db_option, quiet_option, warehouse_file
 from ingest.config import read_config
 from ingest.load import LoadResult, unusable_inputs
 from ingest.progress import LoadProgress
-from ingest.sources import ingest_source
+from ingest.sources import ingest_entries, ingest_source
 from warehouse.connection import connect
+from warehouse.dsn import dsn_from
 from warehouse.errors import UserError
+from warehouse.printable import printable
 
 
 def _report(results: list[LoadResult], db: Path, quiet: bool, elapsed: float, *, hint: bool = True) -> None:
-    if not quiet:
+    if not quiet:  # file names and paths are upstream text: escaped (warehouse/printable.py)
         for r in results:
+            uri = printable(r.uri)
             if r.skipped:
-                click.echo(f"{r.table:<22} {r.uri}: unchanged since its last load, skipped")
+                click.echo(f"{r.table:<22} {uri}: unchanged since its last load, skipped")
             elif r.rows_read == 0:
-                click.echo(f"{r.table:<22} {r.uri}: empty, nothing to load")
+                click.echo(f"{r.table:<22} {uri}: empty, nothing to load")
             else:
                 click.echo(
-                    f"{r.table:<22} {r.uri}: read {r.rows_read:,}, landed {r.loaded:,}, "
+                    f"{r.table:<22} {uri}: read {r.rows_read:,}, landed {r.loaded:,}, "
                     f"quarantined {r.quarantined:,}, duplicates {r.duplicates:,} ({r.seconds:.1f} s)"
                 )
+    symlinks = sum(r.symlinks_skipped for r in results)
+    if symlinks:
+        click.echo(
+            f"{symlinks} symlink(s) in the source folders skipped: symlinks are not followed "
+            "(copy the file into the folder to load it)",
+            err=True,
+        )
     read = sum(r.rows_read for r in results)
     loaded = sum(r.loaded for r in results)
     bad = sum(r.quarantined for r in results)
@@ -44,7 +54,7 @@ def _report(results: list[LoadResult], db: Path, quiet: bool, elapsed: float, *,
     click.echo(
         f"total: read {read:,}, landed {loaded:,}, quarantined {bad:,}, duplicates {dups:,}"
         + (f", {skipped} unchanged input(s) skipped" if skipped else "")
-        + f" in {elapsed:.1f} s ({rate:,.0f} rows/s) into {db}"
+        + f" in {elapsed:.1f} s ({rate:,.0f} rows/s) into {printable(db)}"
     )
     if bad and hint:
         click.echo(
@@ -55,10 +65,14 @@ def _report(results: list[LoadResult], db: Path, quiet: bool, elapsed: float, *,
 
 def _quarantine_command(results: list[LoadResult], db: Path) -> str:
     loads = [r.load_id for r in results if r.quarantined and r.load_id]
-    return f"`feedback-analytics quarantine --db {db}" + (f" --load {loads[0]}`" if len(loads) == 1 else "`")
+    return f"`feedback-analytics quarantine --db {printable(db)}" + (f" --load {loads[0]}`" if len(loads) == 1 else "`")
 
 
-def _run_ingest(db: str | None, quiet: bool, work: Callable[..., list[LoadResult]]) -> None:
+def _run_ingest(
+    db: str | None, quiet: bool, work: Callable[..., list[LoadResult]], failures: list[str] | None = None
+) -> None:
+    """Run `work` on the warehouse and report; exit 1 naming each input that failed (`failures`, which `work`
+    may fill: the sources of a config that failed while the others loaded) or of which nothing could land."""
     parent = click.get_current_context().parent  # `ingest --quiet analyzer ...` counts too
     if parent is not None and parent.info_name == "ingest":
         quiet = quiet or bool(parent.params.get("quiet"))
@@ -71,9 +85,12 @@ def _run_ingest(db: str | None, quiet: bool, work: Callable[..., list[LoadResult
         unusable = unusable_inputs(con, results)
     finally:
         con.close()
-    _report(results, path, quiet, time.perf_counter() - started, hint=not unusable)
+    failed = list(failures or [])
+    _report(results, path, quiet, time.perf_counter() - started, hint=not unusable and not failed)
     if unusable:
-        raise UserError("; ".join(unusable) + f" (its rows are quarantined: {_quarantine_command(results, path)})")
+        failed.append("; ".join(unusable) + f" (its rows are quarantined: {_quarantine_command(results, path)})")
+    if failed:
+        raise UserError(f"{len(failed)} source(s) failed: " + "; ".join(failed) if failures else failed[0])
 
 
 @click.group("ingest", invoke_without_command=True)
@@ -93,18 +110,14 @@ def ingest(ctx: click.Context, config_file: Path | None, db: str | None, quiet: 
         click.echo(ctx.get_help())
         ctx.exit(2)
     entries = read_config(config_file)
+    failures: list[str] = []
 
     def work(con: Any, progress: LoadProgress) -> list[LoadResult]:
-        results: list[LoadResult] = []
-        for entry in entries:
-            results.extend(
-                _ingest_one(
-                    con, entry.section, entry.path, entry.postgres_dsn, entry.no_snippets, progress, entry.schemas
-                )
-            )
+        results, failed = ingest_entries(con, entries, progress)  # a source that fails stops no other
+        failures.extend(failed)
         return results
 
-    _run_ingest(db, quiet, work)
+    _run_ingest(db, quiet, work, failures)
 
 
 def _ingest_one(
@@ -148,7 +161,13 @@ def _path_or_postgres(section: str, what: str, *, schemas: bool = False) -> Call
     )
 
     @click.argument("path", required=False, type=click.Path(path_type=Path))
-    @click.option("--postgres", "dsn", metavar="DSN", help="Read the PostgreSQL table(s) at this libpq DSN/URL.")
+    @click.option(
+        "--postgres",
+        "dsn",
+        metavar="env:NAME|DSN",
+        help="Read the PostgreSQL table(s) at the libpq DSN/URL held by the environment variable NAME (preferred: "
+        "a command line is readable by every local user), or at this DSN.",
+    )
     @db_option
     @quiet_option
     def command(
@@ -162,6 +181,8 @@ def _path_or_postgres(section: str, what: str, *, schemas: bool = False) -> Call
             raise UserError(f"{section.replace('_', ' ')} path {path} does not exist: check the path ({what})")
         if schema_names and dsn is None:
             raise click.UsageError("--schema names schemas of the reaction index: give it with --postgres DSN")
+        if dsn is not None:
+            dsn = dsn_from(dsn)
         _run_ingest(
             db, quiet, lambda con, progress: _ingest_one(con, section, path, dsn, False, progress, schema_names)
         )
@@ -211,10 +232,10 @@ def quarantine(load_id: str | None, source_uri: str | None, limit: int, db: str 
     finally:
         con.close()
     if not rows:
-        click.echo("no quarantined rows" + (" match" if load_id or source_uri else "") + f" in {path}")
+        click.echo("no quarantined rows" + (" match" if load_id or source_uri else "") + f" in {printable(path)}")
         return
-    for load, uri, line, key, reason in rows:
-        where = f"line {line}" if line is not None else f"key {key}" if key is not None else "-"
-        click.echo(f"{load[:12]}  {uri}  {where}: {reason}")
+    for load, uri, line, key, reason in rows:  # upstream text, escaped: one row is one line, no escape sequence
+        where = f"line {line}" if line is not None else f"key {printable(key)}" if key is not None else "-"
+        click.echo(f"{load[:12]}  {printable(uri)}  {where}: {printable(reason)}")
     if total > len(rows):
         click.echo(f"... {total - len(rows):,} more (--limit to see them)", err=True)

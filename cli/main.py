@@ -15,6 +15,8 @@ from cli.ingest_commands import ingest, quarantine
 from cli.operations_commands import build, forget, nightly, purge
 from cli.share_commands import export, report
 from warehouse.errors import UserError
+from warehouse.printable import printable
+from warehouse.private_files import keep_private
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,6 +31,7 @@ for command in (demo_data, ingest, quarantine, build, purge, forget, nightly, da
 
 def main() -> None:
     try:
+        keep_private()  # what DuckDB, dbt and chromium create for us is the owner's only (warehouse/private_files.py)
         code = cli.main(standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)
@@ -41,7 +44,7 @@ def main() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except UserError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {printable(exc)}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted: the load in progress was rolled back", err=True)

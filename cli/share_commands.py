@@ -24,15 +24,30 @@ from warehouse.export_format import FORMATS
     required=True,
     help="Folder for the files (<name>.csv or <name>.parquet; created if missing, same names replaced).",
 )
+@click.option(
+    "--raw-csv",
+    "raw",
+    is_flag=True,
+    help="CSV text cells exactly as stored: no leading ' before =, +, -, @, tab or CR (for programs, not people).",
+)
+@click.option(
+    "--tenant",
+    default=None,
+    help="Only this tenant's rows (its name or key); relations without a tenant are refused. Default: everything.",
+)
 @db_option
 @quiet_option
-def export(names: tuple[str, ...], fmt: str, out: Path, db: str | None, quiet: bool) -> None:
+def export(
+    names: tuple[str, ...], fmt: str, out: Path, raw: bool, tenant: str | None, db: str | None, quiet: bool
+) -> None:
     """Write marts and retained views (NAMES, e.g. skill_correction_rates retained_session_feedback) as files.
 
     Timestamps are UTC to the microsecond (ISO 8601 with a Z in CSV, time zone UTC in Parquet).
-    An unknown name lists the valid ones.
+    In CSV, a text cell a spreadsheet would run as a formula (first character =, +, -, @, tab or CR;
+    plain numbers excepted) gets a leading ', unless --raw-csv. An unknown name lists the valid ones; so does
+    an unknown --tenant.
     """
-    written = export_relations(db, names, fmt, out)
+    written = export_relations(db, names, fmt, out, raw=raw, tenant=tenant)
     for item in written if not quiet else ():
         click.echo(f"{item.name}: {item.rows:,} rows to {item.path}")
     click.echo(f"exported {len(written)} relations ({sum(i.rows for i in written):,} rows) to {out}")
@@ -54,7 +69,11 @@ def export(names: tuple[str, ...], fmt: str, out: Path, db: str | None, quiet: b
     show_default=True,
     help="Days of the rates' period (compared with as many days before).",
 )
-@click.option("--tenant", default=None, help="One tenant (its name or key); default: all tenants.")
+@click.option(
+    "--tenant",
+    default=None,
+    help="One tenant (its name or key): only its rows; sources without a tenant are left out. Default: all tenants.",
+)
 @click.option("--pdf", is_flag=True, help="Also print the report to PDF with chromium.")
 @db_option
 def report(out: Path, as_of: str | None, period_days: str, tenant: str | None, pdf: bool, db: str | None) -> None:

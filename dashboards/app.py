@@ -1,9 +1,10 @@
 """Feedback Analytics dashboard: one entry point, a thin file per page.
 
-    feedback-analytics dashboard [--port 8501] [--db PATH]
+    feedback-analytics dashboard [--address 127.0.0.1] [--port 8501] [--auth none|oidc|proxy] [--db PATH]
 
-The entry point draws the navigation and the sidebar's global filters, then
-runs the chosen page (dashboards/pages/). Pages get their data from
+The entry point first asks dashboards/sign_in.py who the session is and what it may read (a session it
+refuses sees a sign-in or no-access page and nothing else), then draws the navigation and the sidebar's
+global filters, then runs the chosen page (dashboards/pages/). Pages get their data from
 dashboards/queries/ (one module per page, marts only) over the connection core in dashboards/data.py.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import data, filters
+from dashboards import data, filters, sign_in
 
 st.set_page_config(page_title="Feedback Analytics", page_icon=":bar_chart:", layout="wide")
 
@@ -33,6 +34,15 @@ PAGES = [
     st.Page("pages/retention.py", url_path="retention", title="Retention", icon=":material/auto_delete:"),
     st.Page("pages/warehouse.py", url_path="warehouse", title="Warehouse", icon=":material/database:"),
 ]
+
+# Who asks and what they may read (dashboards/sign_in.py); a session it refuses sees one page and the run stops.
+identity, scope = sign_in.gate([page.url_path for page in PAGES])
+# Every query reads as the session's scope (dashboards/data.py, warehouse/scoped.py). A signed-in user's is
+# the access map's, always; the local operator reads everything, unless a scope is already in the session (a
+# test's, through AppTest's session_state: no widget has the key, so no browser or URL can set it).
+if identity.via != "local" or data.SCOPE_KEY not in st.session_state:
+    data.set_session_scope(scope)
+sign_in.sidebar(identity)
 
 page = st.navigation(PAGES)
 try:

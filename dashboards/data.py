@@ -21,6 +21,12 @@ Each page's queries live in a module of their own (dashboards/queries/), built o
 `_cached`, `_query` and `_queries` here. They select, filter and sum the dbt marts
 (schema `marts`) and nothing else: every rate and interval is computed by dbt.
 
+Every call reads as the session's tenant scope sees the marts (warehouse/scoped.py): `set_session_scope`
+stores a Streamlit session's scope (sign-in decides it; a session without one reads nothing), `use_scope`
+sets it for a block outside a Streamlit session (the report; a process outside any Streamlit session and
+any `use_scope` block is the local command line, which reads everything). The scope is part of every cache
+key, so a result cached for one scope is never served to another.
+
 `status()` is the one reader of anything but marts: which marts the serving
 file holds and its `serving.publish_info` row (when data last arrived in the
 warehouse, as of the publish).
@@ -29,6 +35,7 @@ warehouse, as of the publish).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as dt
 import functools
 import itertools
@@ -42,10 +49,13 @@ from typing import Any, TypeVar
 import duckdb
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from warehouse.access import EVERYTHING, NOTHING, Scope
 from warehouse.connection import attach_read_only
 from warehouse.errors import UserError, WarehouseLocked
 from warehouse.location import resolve_db_path, serving_path
+from warehouse.scoped import scoped
 
 CACHE_SECONDS = 300
 LOCK_RETRY_SECONDS = 3.0
@@ -86,14 +96,54 @@ def _warehouse_version() -> tuple[str, int, int]:
     return (str(path), stat.st_ino, stat.st_mtime_ns)  # a publish renames a new file in: a new inode
 
 
+# -- the reader's tenant scope -------------------------------------------------------------------------------------
+SCOPE_KEY = "_access_scope"  # st.session_state key: no widget has it, so no browser and no URL can set it
+_block_scope: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("block_scope", default=None)
+
+
+def set_session_scope(scope: Scope) -> None:
+    """The scope every call of this Streamlit session reads with (app.py, once it knows who signed in)."""
+    st.session_state[SCOPE_KEY] = scope
+
+
+@contextlib.contextmanager
+def use_scope(scope: Scope) -> Iterator[None]:
+    """Read with `scope` in this block, whatever the session's scope (the report, tests)."""
+    token = _block_scope.set(scope)
+    try:
+        yield
+    finally:
+        _block_scope.reset(token)
+
+
+def current_scope() -> Scope:
+    """The scope of this call: a `use_scope` block's; else the Streamlit session's, NOTHING when it has none
+    (fail closed); else, outside any Streamlit session (the command line, which can read the file anyway),
+    EVERYTHING."""
+    block = _block_scope.get()
+    if block is not None:
+        return block
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return EVERYTHING
+    scope = st.session_state.get(SCOPE_KEY)
+    return scope if isinstance(scope, Scope) else NOTHING
+
+
+def _scope_key(scope: Scope) -> tuple[str, ...] | None:
+    """A scope as a cache key that hashes the same for the same tenants (a frozenset's order may vary)."""
+    return None if scope.tenants is None else tuple(sorted(scope.tenants))
+
+
 R = TypeVar("R")
 
 
 def _cached(function: Callable[..., R]) -> Callable[..., R]:
-    """st.cache_data keyed by the arguments and the warehouse version; `.clear()` empties it."""
+    """st.cache_data keyed by the arguments, the warehouse version and the reader's scope; `.clear()` empties it.
+    The cached function runs with the scope of its key, so an entry holds only what that scope may read."""
 
-    def cached(version: tuple[str, int, int], *args: Any, **kwargs: Any) -> R:
-        return function(*args, **kwargs)
+    def cached(version: tuple[str, int, int], scope: tuple[str, ...] | None, *args: Any, **kwargs: Any) -> R:
+        with use_scope(EVERYTHING if scope is None else Scope.only(scope)):
+            return function(*args, **kwargs)
 
     # st.cache_data tells functions apart by module, qualified name and source:
     # name each wrapper after the function it caches, or they would share one cache.
@@ -102,7 +152,7 @@ def _cached(function: Callable[..., R]) -> Callable[..., R]:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> R:
-        return cached(_warehouse_version(), *args, **kwargs)
+        return cached(_warehouse_version(), _scope_key(current_scope()), *args, **kwargs)
 
     wrapper.clear = cached.clear  # type: ignore[attr-defined]
     return wrapper
@@ -129,9 +179,10 @@ def _cursor() -> duckdb.DuckDBPyConnection:
 
 
 @contextlib.contextmanager
-def _connect(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection whose default database is the warehouse file, attached read-only until the block ends;
-    waits LOCK_RETRY_SECONDS for a writer's lock (the ground floor's one wait loop)."""
+def _connect(path: Path, scope: Scope) -> Iterator[tuple[duckdb.DuckDBPyConnection, Callable[[str], None]]]:
+    """A connection whose default database is the warehouse file as `scope` sees it (warehouse/scoped.py),
+    attached read-only until the block ends; waits LOCK_RETRY_SECONDS for a writer's lock (the ground floor's
+    one wait loop). Yields the connection and the scoping step's `prepare(sql)`, to call before each statement."""
     con = _cursor()
     alias = f"warehouse_{next(_aliases)}"
     try:
@@ -145,8 +196,8 @@ def _connect(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         except UserError as exc:
             raise WarehouseUnavailable(f"Cannot open the warehouse at {path}: {str(exc).split(': ', 1)[-1]}") from None
         try:
-            con.execute(f"use {alias}")
-            yield con
+            with scoped(con, alias, scope, lazy=True) as prepare:
+                yield con, prepare
         finally:
             try:
                 con.execute("use memory")
@@ -165,10 +216,11 @@ def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
 class _Session:
     """One read-only connection for a few statements in a row (see `_session`)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self._con = con
+    def __init__(self, con: duckdb.DuckDBPyConnection, prepare: Callable[[str], None]) -> None:
+        self._con, self._prepare = con, prepare
 
     def df(self, sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+        self._prepare(sql)  # the scoped views this statement reads (warehouse/scoped.py)
         return self._con.execute(sql, _bind(sql, params)).df()
 
 
@@ -179,8 +231,8 @@ def _session() -> Iterator[_Session]:
     if not path.exists():
         raise WarehouseUnavailable(_not_published(warehouse_path()))
     try:
-        with _connect(path) as con:
-            yield _Session(con)
+        with _connect(path, current_scope()) as (con, prepare):
+            yield _Session(con, prepare)
     except duckdb.CatalogException as exc:
         raise WarehouseUnavailable(
             f"The warehouse at {path} lacks a table this page reads ({str(exc).splitlines()[0]}). "
@@ -274,7 +326,12 @@ def status() -> WarehouseStatus:
             session.df("select last_loaded_at from serving.publish_info")["last_loaded_at"].iloc[0]
         )
         build = session.df("select built_at, as_of_at from marts.build_info order by built_at desc limit 1")
-        first = session.df("select min(feedback_date) as first_date from marts.session_feedback_daily")
+        # the first day of session feedback; a scope without it (tenantless): its tenants' first signal
+        signals = "(select min(signal_date) from marts.feedback_signals_daily)"
+        first = session.df(
+            "select coalesce((select min(feedback_date) from marts.session_feedback_daily), "
+            f"{signals if 'feedback_signals_daily' in marts else 'null'}) as first_date"
+        )
         tenant_sources = [
             sql
             for mart, sql in (

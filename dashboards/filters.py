@@ -104,9 +104,14 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
         tenant_names = scope.tenants()  # tenant key -> display name
     except data.WarehouseUnavailable:
         tenant_names = {}
-    tenant_options = [ALL, *tenant_names]
-    if st.session_state.get("tenant") not in tenant_options:
-        st.session_state["tenant"] = ALL
+    # a reader of some tenants chooses among them: the rollups over every tenant are not theirs
+    everything = data.current_scope().is_all
+    tenant_options = [ALL, *tenant_names] if everything else list(tenant_names)
+    if not tenant_options:
+        sidebar.info("Your access covers no tenant in these marts.")
+        tenant_options = [ALL]
+    if st.session_state.get("tenant") not in tenant_options:  # a crafted ?tenant= too
+        st.session_state["tenant"] = tenant_options[0]
     tenant = sidebar.selectbox(
         "Tenant",
         tenant_options,
@@ -116,7 +121,7 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
         help="Applies where a mart has a tenant: reactions, conversations, evals, unified signals. "
         "One tenant across sources: its turn reactions and its workspace rows (seed `tenants`).",
     )
-    chosen_tenant = None if tenant in (None, ALL) else tenant
+    chosen_tenant = tenant if tenant in tenant_names else None
     try:
         project_options = [ALL, *scope.projects(chosen_tenant)]
     except data.WarehouseUnavailable:

@@ -13,7 +13,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from dashboards import data, filters, text
-from warehouse.export_format import CSV_TIMESTAMP
+from warehouse.export_format import CSV_TIMESTAMP, neutralise
 
 COMMANDS = """```sh
 make demo                                  # demo data, ingest, build, dashboard
@@ -74,6 +74,21 @@ def scope(current: filters.Filters, applies: str) -> None:
     )
 
 
+def tenantless(what: str) -> bool:
+    """True, after saying so in place of the numbers, when the reader's scope leaves out `what`: a source
+    without a tenant (session feedback, analyzer events) or a count over every tenant, which only access to
+    every tenant reads (warehouse/scoped.py)."""
+    scope = data.current_scope()
+    if scope.is_all:
+        return False
+    tenants = ", ".join(sorted(scope.tenants or ())) or "none"
+    st.info(
+        f"{what}: not available. It has no tenant, and your access covers only the tenants: {tenants}. "
+        "Sources without a tenant need access to every tenant."
+    )
+    return True
+
+
 @contextmanager
 def section(name: str) -> Iterator[None]:
     """Run one part of a page; a missing mart or a busy warehouse shows a warning there, not a traceback."""
@@ -83,15 +98,28 @@ def section(name: str) -> Iterator[None]:
         st.warning(f"{name} is unavailable: {exc}")
 
 
+def _rows_end_with_lf(csv: str) -> str:
+    """CSV written with CRLF row ends (so that Python's writer quotes every cell holding a CR or an LF) with LF
+    row ends, as `export` writes: a CRLF outside quotes ends a row; inside a quoted cell it is the cell's."""
+    parts = csv.split('"')  # even parts lie outside quotes (an escaped "" leaves an empty part between)
+    parts[::2] = [part.replace("\r\n", "\n") for part in parts[::2]]
+    return '"'.join(parts)
+
+
 def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """A frame as CSV, its timestamps as `feedback-analytics export` writes them (warehouse/export_format.py:
-    UTC ISO 8601 with a Z), no index; other values as pandas writes them (booleans `True`, not `true`)."""
+    """A frame as CSV, as `feedback-analytics export` writes it (warehouse/export_format.py): timestamps UTC
+    ISO 8601 with a Z, a text cell a spreadsheet would run as a formula marked as text with a leading `'`,
+    every cell holding a CR or an LF quoted; no index; other values as pandas writes them (booleans `True`,
+    not `true`)."""
     frame = frame.copy()
     for column in frame.columns:
         values = frame[column]
         if isinstance(values.dtype, pd.DatetimeTZDtype):
             frame[column] = values.dt.tz_convert("UTC").dt.tz_localize(None)
-    return frame.to_csv(index=False, date_format=CSV_TIMESTAMP).encode()
+        elif values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+            frame[column] = values.map(lambda value: neutralise(value) if isinstance(value, str) else value)
+    written = frame.to_csv(index=False, date_format=CSV_TIMESTAMP, lineterminator="\r\n")
+    return _rows_end_with_lf(written).encode()
 
 
 def table(frame: pd.DataFrame, name: str, **options: Any) -> Any:

@@ -11,6 +11,11 @@ got significantly worse (Benjamini-Hochberg q-value); the skill x dimension hots
 candidate against the pinned baseline and the regressions; the retention status. The rates follow `--as-of`
 (any day the marts hold); the skill, eval and retention marts exist only as of the build, and their sections
 say so.
+
+The report reads as a tenant scope sees the marts (warehouse/scoped.py; the command line's is every tenant).
+`--tenant T` narrows it to that tenant: only its rows, and the sections of sources without a tenant (session
+feedback, skills, hotspots, retention counts) and the headline rates of those sources say they are not
+available in place of numbers over every tenant.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import datetime as dt
 import html
 import os
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +36,9 @@ from dashboards import charts, data, text
 from dashboards.filters import Filters
 from dashboards.queries import evals, overview, retention, scope, session_feedback, skills
 from dashboards.queries.period_rates import weekly_rates
+from warehouse.access import EVERYTHING, Scope
 from warehouse.errors import UserError
+from warehouse.private_files import install, staging_folder, temporary_beside
 
 PERIODS = (1, 7, 30, 90)  # the periods metric_rates_by_period holds
 TREND_WEEKS = 12
@@ -139,11 +145,28 @@ class _Builder:
         )
 
 
-def _resolve_tenant(tenant: str | None) -> tuple[str | None, str | None]:
-    """--tenant as a key or a display name (any case): (key, name); unknown ones get the list of valid ones."""
+def _unavailable(report: _Builder, heading: str, reading: Scope) -> bool:
+    """True, after a heading that says so, when `reading` leaves out a source without a tenant."""
+    if reading.is_all:
+        return False
+    tenants = ", ".join(sorted(reading.tenants or ())) or "none"
+    report.heading(heading, f"Not available: this source has no tenant, and the report covers only {tenants}.")
+    return True
+
+
+def _resolve_tenant(tenant: str | None, reader: Scope) -> tuple[str | None, str | None]:
+    """--tenant as a key or a display name (any case): (key, name); unknown ones get the list of valid ones.
+    A reader of some tenants only must name one, unless it has just one."""
+    known = scope.tenants()  # the tenants `reader` may read
     if tenant is None:
-        return None, None
-    known = scope.tenants()
+        if reader.is_all:
+            return None, None
+        if len(known) == 1:
+            return next(iter(known.items()))
+        raise UserError(
+            f"the report covers one tenant of your access: choose it with --tenant ({', '.join(known.values())})",
+            exit_code=2,
+        )
     for key, name in known.items():
         if tenant.casefold() in (key.casefold(), name.casefold()):
             return key, name
@@ -152,6 +175,7 @@ def _resolve_tenant(tenant: str | None) -> tuple[str | None, str | None]:
 
 def _headlines(report: _Builder, f: Filters) -> None:
     rates = overview.headline_rates(f.as_of, f.period_days, f.retained, f.tenant, f.project).set_index("metric")
+    tenantless = () if data.current_scope().is_all else overview.TENANTLESS_HEADLINES
     report.heading(
         "Headline rates",
         f"{f.period_label()} against {f.previous_label()} · {f.scope_label()} · {f.retention_label()}. "
@@ -160,9 +184,10 @@ def _headlines(report: _Builder, f: Filters) -> None:
     )
     rows, shown = [], []
     for metric, label, lower_is_better, definition in overview.HEADLINES:
-        if metric not in rates.index or pd.isna(rates.loc[metric, "rate"]):
+        if metric in tenantless or metric not in rates.index or pd.isna(rates.loc[metric, "rate"]):
             empty = dict.fromkeys(("95% CI", "Previous period", "Change", "95% CI of change", "Significant"), "")
-            rows.append({"Rate": label, "This period": "no data", **empty, "n": "0", "Definition": definition})
+            shown_as = "not available (no tenant)" if metric in tenantless else "no data"
+            rows.append({"Rate": label, "This period": shown_as, **empty, "n": "", "Definition": definition})
             continue
         row = rates.loc[metric]
         change = "n/a" if pd.isna(row["rate_change"]) else f"{row['rate_change'] * 100:+.1f} pp"
@@ -232,6 +257,8 @@ def _trends(report: _Builder, f: Filters) -> None:
 
 
 def _session_modality(report: _Builder, f: Filters) -> None:
+    if _unavailable(report, "Session feedback by modality", data.current_scope()):
+        return
     rates = session_feedback.session_feedback_rates(f.as_of, f.period_days, f.retained, "modality")
     rates = rates[rates["trials"] > 0]
     report.heading(
@@ -282,6 +309,8 @@ def _session_modality(report: _Builder, f: Filters) -> None:
 
 
 def _skills(report: _Builder, built: str) -> None:
+    if _unavailable(report, "Skills that got significantly worse", data.current_scope()):
+        return
     trends = skills.skill_correction_trends()
     worse = trends[(trends["direction"] == "worsening") & trends["is_significant"].fillna(False).astype(bool)]
     window = int(trends["trend_window_days"].iloc[0]) if not trends.empty else 0
@@ -322,6 +351,8 @@ def _skills(report: _Builder, built: str) -> None:
 
 
 def _hotspots(report: _Builder, built: str) -> None:
+    if _unavailable(report, "Dimension hotspots", data.current_scope()):
+        return
     hotspots = skills.skill_dimension_hotspots()
     report.heading(
         "Dimension hotspots",
@@ -415,6 +446,8 @@ def _baseline(report: _Builder, f: Filters) -> None:
 
 
 def _retention(report: _Builder, built: str) -> None:
+    if _unavailable(report, "Retention status", data.current_scope()):
+        return
     windows, log = retention.retention_windows(), retention.purge_log()
     applied = log[~log["is_dry_run"].fillna(False).astype(bool)]
     last = "no purge yet" if applied.empty else f"last purge applied {applied['applied_at'].iloc[0]:%Y-%m-%d %H:%M} UTC"
@@ -437,9 +470,19 @@ def _retention(report: _Builder, built: str) -> None:
     )
 
 
-def build_report(*, as_of: dt.date | None, period_days: int, tenant: str | None) -> Report:
-    """The report of the warehouse the process resolved (FEEDBACK_DB), as HTML text."""
-    status = data.status()
+def build_report(*, as_of: dt.date | None, period_days: int, tenant: str | None, scope: Scope = EVERYTHING) -> Report:
+    """The report of the warehouse the process resolved (FEEDBACK_DB), as HTML text, of what `scope` may read
+    (narrowed to `tenant` when given)."""
+    with data.use_scope(scope):
+        status = data.status()
+        key, name = _resolve_tenant(tenant, scope) if status.ready else (None, None)
+    with data.use_scope(scope.narrowed(key)):
+        return _build(status, as_of, period_days, key, name)
+
+
+def _build(
+    status: data.WarehouseStatus, as_of: dt.date | None, period_days: int, key: str | None, name: str | None
+) -> Report:
     if not status.ready:
         raise UserError(status.message.replace("`", "").replace("**", ""))
     if period_days not in PERIODS:
@@ -452,7 +495,6 @@ def build_report(*, as_of: dt.date | None, period_days: int, tenant: str | None)
             "build as of a later day first (feedback-analytics build --as-of DATE)",
             exit_code=2,
         )
-    key, name = _resolve_tenant(tenant)
     f = Filters(as_of=day, period_days=period_days, tenant=key, tenant_name=name)
     built = f"as of the last build, {built_as_of} (UTC)"
     report = _Builder()
@@ -482,19 +524,24 @@ def build_report(*, as_of: dt.date | None, period_days: int, tenant: str | None)
 
 
 def write(path: Path, text: str) -> None:
-    """Write the file under a temporary name beside it and rename it into place."""
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-    ) as out:
-        out.write(text)
-    os.replace(out.name, path)
+    """Write the file under a temporary name beside it (unpredictable, created exclusively) and rename it into place."""
+    temporary = temporary_beside(path, "writing")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        install(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def print_pdf(page: Path, pdf: Path, *, timeout: float = 120) -> None:
     """Print the HTML file to PDF with headless chromium (the charts drawn first: scripts run before printing)."""
     if not CHROMIUM.exists():
         raise UserError(f"--pdf needs chromium at {CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM")
-    partial = pdf.with_name(f".{pdf.name}.printing")
+    with staging_folder(pdf, f".{pdf.name}.printing-") as partial:  # unpredictable, created exclusively
+        _print_to(page, partial, pdf, timeout)
+
+
+def _print_to(page: Path, partial: Path, pdf: Path, timeout: float) -> None:
     command = [
         str(CHROMIUM),
         "--headless",
@@ -519,4 +566,4 @@ def print_pdf(page: Path, pdf: Path, *, timeout: float = 120) -> None:
         raise UserError(
             f"chromium could not print {page} to PDF: {detail[-1] if detail else f'exit {done.returncode}'}"
         )
-    os.replace(partial, pdf)
+    install(partial, pdf)

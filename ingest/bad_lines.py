@@ -77,15 +77,18 @@ def _write(out: BinaryIO, data: np.ndarray) -> None:
         view = view[out.write(view) :]
 
 
-def set_apart_unshaped(path: Path, good: Path, unshaped: Unshaped, *, end: int, first_line: int) -> Apart | None:
+def set_apart_unshaped(
+    path: Path, good: Path, unshaped: Unshaped, *, end: int, first_line: int, uri: str | None = None
+) -> Apart | None:
     """Set apart the lines a scan found not shaped like a JSON object (`ingest.jsonl.scan_lines`: no second
-    read of the file); the other lines of bytes [unshaped.begin, end) are copied to `good` in the kernel."""
+    read of the file); the other lines of bytes [unshaped.begin, end) are copied to `good` in the kernel. `uri`
+    names the file the lines come from when `path` holds a copy."""
     size = int((unshaped.ends - unshaped.starts).sum())
     if size > APART_LIMIT_BYTES:
         return None
     kept = zip([unshaped.begin, *unshaped.ends.tolist()], [*unshaped.starts.tolist(), end], strict=True)
     copy_ranges(path, [(start, stop) for start, stop in kept if stop > start], good)
-    lines = lines_at(path, unshaped.starts, unshaped.ends, unshaped.indexes + first_line, str(path))
+    lines = lines_at(path, unshaped.starts, unshaped.ends, unshaped.indexes + first_line, uri or str(path))
     return Apart(unshaped.lines - len(unshaped.indexes), [lines], size)
 
 
@@ -98,6 +101,7 @@ def set_apart_refused(
     start: int,
     end: int,
     first_line: int,
+    uri: str | None = None,
 ) -> Apart | None:
     """Set apart the lines of bytes [start, end) of a JSON-lines file (numbered from `first_line`) that the
     line path refuses; the other lines go to the file `good`, as they were. None when the lines set apart
@@ -112,7 +116,7 @@ def set_apart_refused(
             if apart.size > APART_LIMIT_BYTES:
                 return None
             if len(indexes):
-                apart.lines.append(line_batch(chunk, indexes, str(path)))
+                apart.lines.append(line_batch(chunk, indexes, uri or str(path)))
             at = 0
             for index in indexes:  # the lines between those set apart
                 _write(out, chunk.data[at : starts[index]])
@@ -132,26 +136,30 @@ def land_setting_bad_lines_apart(
     first_line: int,
     unshaped: Unshaped | None,
     contract_breach: bool,
+    uri: str | None = None,
 ) -> Load | None:
     """Land bytes [start, end) of a JSON-lines file that DuckDB's reader refused as a whole: most lines with
     DuckDB's reader, the lines set apart line by line, in one load (`Load.land_apart`). The lines not shaped
     like an object are set apart first, unless the reader refused a row for its contract (`contract_breach`);
     every line the line path refuses, if that is not enough. The committed load, or None: read the file line
-    by line."""
+    by line. `uri` names the file the lines come from when `path` holds a copy."""
+    uri = uri or str(path)
     for exact in (True,) if contract_breach else (False, True):
         if not exact and (unshaped is None or not len(unshaped.indexes)):
             continue  # every line is shaped like an object: one is malformed inside, or breaks the contract
         with tempfile.TemporaryDirectory(prefix="feedback-good-lines-") as folder:
             good = Path(folder) / path.name
             if exact:
-                apart = set_apart_refused(con, contract, path, good, start=start, end=end, first_line=first_line)
+                apart = set_apart_refused(
+                    con, contract, path, good, start=start, end=end, first_line=first_line, uri=uri
+                )
             else:
-                apart = set_apart_unshaped(path, good, unshaped, end=end, first_line=first_line)
+                apart = set_apart_unshaped(path, good, unshaped, end=end, first_line=first_line, uri=uri)
             if apart is None:
                 return None
             load = new_load()
             with load.transaction() as landed:
-                landed.keep = load.land_apart(str(good), str(path), apart.kept_rows, apart.batch())
+                landed.keep = load.land_apart(str(good), uri, apart.kept_rows, apart.batch())
         if landed.keep:
             return load
     return None

@@ -11,8 +11,15 @@
     postgres_dsn_env = "REACTIONS_PG_DSN"          # the platform's index: every kdcube_* schema,
     schemas = ["kdcube_acme_support"]              # or only these
 
-Sections: analyzer, session_feedback, reactions, workspace; and, for
-`nightly`, one optional `[purge]` table:
+Sections: analyzer, session_feedback, reactions, workspace; one optional
+`[limits]` table, the bounds of a JSON-lines line (ingest/line_limits.py; a
+line over them is quarantined unparsed):
+
+    [limits]
+    max_line_bytes = 16777216   # 16 MiB, the default
+    max_depth = 64              # levels of [ and {, the default
+
+and, for `nightly`, one optional `[purge]` table:
 
     [purge]
     max_share = 0.5   # a delete policy removing more of its table stops the purge
@@ -25,12 +32,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ingest.line_limits import LineLimits
 from warehouse.config_file import read_config_file
 from warehouse.errors import UserError
 
 SECTIONS = ("analyzer", "session_feedback", "reactions", "workspace")
 KEYS = {"path", "postgres_dsn_env", "no_snippets", "schemas"}
-SETTINGS = ("purge",)  # read by operations (operations/retention.py)
+SETTINGS = ("purge", "limits")  # purge: read by operations (operations/retention.py)
+LIMIT_KEYS = {"max_line_bytes": 1024, "max_depth": 1}  # the least value of each
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,16 @@ class SourceEntry:
     postgres_dsn: str | None
     no_snippets: bool
     schemas: tuple[str, ...] = ()  # reactions: only these index schemas
+    limits: LineLimits = LineLimits()
+    postgres_dsn_env: str | None = None
+    problem: str | None = None  # why this source cannot be read (its variable is not set): the others still are
+
+    @property
+    def name(self) -> str:
+        """The source as the summary names it (never its DSN: the variable's name)."""
+        where = [str(self.path)] if self.path else []
+        where += [f"${self.postgres_dsn_env}"] if self.postgres_dsn_env else []
+        return f"{self.section} {' '.join(where)}".strip()
 
 
 def read_config(file: Path) -> list[SourceEntry]:
@@ -49,6 +68,7 @@ def read_config(file: Path) -> list[SourceEntry]:
         raise UserError(
             f"config file {file}: unknown section(s) {', '.join(sorted(unknown))}; use {', '.join(SECTIONS)}"
         )
+    limits = read_limits(file, data.get("limits", {}))
     entries = []
     for section in SECTIONS:
         for index, entry in enumerate(data.get(section, []), start=1):
@@ -63,23 +83,40 @@ def read_config(file: Path) -> list[SourceEntry]:
             extra = set(entry) - KEYS
             if extra:
                 raise UserError(f"{where}: unknown key(s) {', '.join(sorted(extra))}; use {', '.join(sorted(KEYS))}")
-            dsn = None
-            if "postgres_dsn_env" in entry:
+            dsn, var, problem = None, entry.get("postgres_dsn_env"), None
+            if var is not None:
                 if section == "analyzer":
                     raise UserError(f"{where}: the analyzer is read from files only")
-                var = entry["postgres_dsn_env"]
+                if not isinstance(var, str) or not var:
+                    raise UserError(f'{where}: postgres_dsn_env names an environment variable, e.g. "PG_DSN"')
                 dsn = os.environ.get(var)
                 if not dsn:
-                    raise UserError(f"{where}: environment variable {var} is not set: export it with the DSN")
+                    problem = f"environment variable {var} is not set: export it with the DSN"
             path = (file.parent / entry["path"]) if "path" in entry else None
-            if path is None and dsn is None:
+            if path is None and var is None:
                 raise UserError(f"{where}: give a path or a postgres_dsn_env")
             schemas = entry.get("schemas", [])
-            if schemas and (section != "reactions" or dsn is None):
+            if schemas and (section != "reactions" or var is None):
                 raise UserError(f"{where}: schemas names index schemas: only for [[reactions]] with postgres_dsn_env")
             if not isinstance(schemas, list) or not all(isinstance(name, str) for name in schemas):
                 raise UserError(f'{where}: write schemas as a list of names, e.g. schemas = ["kdcube_acme_support"]')
-            entries.append(SourceEntry(section, path, dsn, bool(entry.get("no_snippets", False)), tuple(schemas)))
+            no_snippets = bool(entry.get("no_snippets", False))
+            entries.append(SourceEntry(section, path, dsn, no_snippets, tuple(schemas), limits, var, problem))
     if not entries:
         raise UserError(f"config file {file} names no source: add [[analyzer]], [[session_feedback]], ... sections")
     return entries
+
+
+def read_limits(file: Path, table: object) -> LineLimits:
+    """The `[limits]` table: whole numbers, at least LIMIT_KEYS' least values; a key left out keeps its default."""
+    where = f"config file {file}, [limits]"
+    if not isinstance(table, dict):
+        raise UserError(f"{where}: write it as a table: [limits] with max_line_bytes = ... and max_depth = ...")
+    unknown = set(table) - set(LIMIT_KEYS)
+    if unknown:
+        raise UserError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; use {', '.join(LIMIT_KEYS)}")
+    for key, least in LIMIT_KEYS.items():
+        value = table.get(key, least)
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise UserError(f"{where}: {key} must be a whole number of at least {least}, not {value!r}")
+    return LineLimits(**table)

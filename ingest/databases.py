@@ -13,7 +13,6 @@ user can cause (server unreachable, table missing) become one-line `UserError`s.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -24,16 +23,11 @@ import pyarrow.compute as pc
 
 from ingest.load import Load, LoadOptions, LoadResult, already_loaded, load_batches
 from warehouse.contracts import Contract
+from warehouse.dsn import parse_dsn, redact, redact_dsn
 from warehouse.errors import UserError
 from warehouse.sql import quote, sql_literal
 
-_PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
-_PASSWORD_KV = re.compile(r"password\s*=\s*\S+", re.IGNORECASE)
-
-
-def redact_dsn(dsn: str) -> str:
-    """The DSN as it may be stored and shown: without a password."""
-    return _PASSWORD_KV.sub("password=***", _PASSWORD_IN_URL.sub(r"\1@", dsn))
+__all__ = ["PostgresTable", "SqliteTable", "load_table", "redact_dsn"]
 
 
 def _first_line(exc: BaseException) -> str:
@@ -46,9 +40,14 @@ class PostgresTable:
     engine = "PostgreSQL"
 
     def __init__(self, dsn: str, table: str) -> None:
+        parse_dsn(dsn)  # a DSN libpq would refuse: refused here, in a message that quotes none of it
         self.dsn = dsn
         self.table = table
         self.uri = f"{redact_dsn(dsn)}#{table}"
+
+    def failure(self, exc: BaseException) -> str:
+        """The first line of a driver's error, without any secret of the DSN (libpq may echo parts of it)."""
+        return redact(_first_line(exc), self.dsn)
 
     def _connect(self):  # noqa: ANN202 - an ADBC DB-API connection
         import adbc_driver_postgresql.dbapi as pg
@@ -57,19 +56,22 @@ class PostgresTable:
             return pg.connect(self.dsn)
         except Exception as exc:  # the driver raises its own hierarchy
             raise UserError(
-                f"cannot connect to PostgreSQL at {redact_dsn(self.dsn)}: {_first_line(exc)} "
+                f"cannot connect to PostgreSQL at {redact_dsn(self.dsn)}: {self.failure(exc)} "
                 "(check the DSN and that the server is running)"
             ) from None
 
     def columns(self) -> dict[str, str]:
         """Column name -> PostgreSQL data type; raises a UserError if the table is missing."""
         with self._connect() as conn, conn.cursor() as cur:
-            cur.execute(
-                "select column_name, data_type from information_schema.columns "
-                "where table_name = $1 and table_schema = any(current_schemas(false)) order by ordinal_position",
-                parameters=(self.table,),
-            )
-            rows = cur.fetchall()
+            try:
+                cur.execute(
+                    "select column_name, data_type from information_schema.columns "
+                    "where table_name = $1 and table_schema = any(current_schemas(false)) order by ordinal_position",
+                    parameters=(self.table,),
+                )
+                rows = cur.fetchall()
+            except Exception as exc:
+                raise UserError(f"cannot list the columns of {self.table}: {self.failure(exc)}") from None
         if not rows:
             raise UserError(
                 f"table {self.table} not found in PostgreSQL database {redact_dsn(self.dsn)}: "
@@ -128,7 +130,7 @@ class PostgresTable:
                 cur.execute(sql)
                 return cur.fetch_arrow_table()
             except Exception as exc:
-                raise UserError(f"cannot read {self.table} from {self.engine}: {_first_line(exc)}") from None
+                raise UserError(f"cannot read {self.table} from {self.engine}: {self.failure(exc)}") from None
 
     @contextmanager
     def stream(
@@ -143,7 +145,7 @@ class PostgresTable:
                 cur.execute(sql)
                 reader = cur.fetch_record_batch()
             except Exception as exc:
-                raise UserError(f"cannot read {self.table} from {self.engine}: {_first_line(exc)}") from None
+                raise UserError(f"cannot read {self.table} from {self.engine}: {self.failure(exc)}") from None
             yield reader
         finally:  # a stream left half-read (the load fell back) must not fail the cleanup
             for close in (cur.close, conn.close):

@@ -6,7 +6,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -15,6 +15,7 @@ import xxhash
 from ingest.bad_lines import land_setting_bad_lines_apart
 from ingest.jsonl import (
     FileScan,
+    Unshaped,
     copy_range,
     file_checksum,
     prefix_fingerprint,
@@ -22,6 +23,7 @@ from ingest.jsonl import (
     read_jsonl,
     scan_lines,
 )
+from ingest.line_limits import OverLimitLine, blob_over_limits, find_over_limits, write_without
 from ingest.load import Load, LoadOptions, LoadResult, ReadRange, already_loaded, last_reads, load_batches
 from ingest.progress import LoadProgress
 from warehouse.contracts import Contract
@@ -40,6 +42,36 @@ def readable_file(path: Path, what: str) -> Path:
     if not os.access(path, os.R_OK):
         raise UserError(f"{what} {path} is not readable: check its permissions (chmod +r)")
     return path
+
+
+@dataclass(frozen=True)
+class FolderListing:
+    """The files of a source folder, and the symlinks in it that were not followed."""
+
+    files: list[Path]
+    symlinks: list[Path]
+
+
+def folder_files(folder: Path, suffixes: tuple[str, ...], *, recursive: bool = False) -> FolderListing:
+    """The regular files of `folder` whose names end with one of `suffixes` (with `recursive`, in every
+    subfolder too), sorted. A symlink, to a file or a folder, inside the folder or out of it, is never
+    followed: it is listed in `symlinks` for the summary and nothing of its target is read. (The folder given
+    itself may be a symlink: the user named it.)"""
+    files: list[Path] = []
+    symlinks: list[Path] = []
+    pending = [folder]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                if entry.is_symlink():
+                    symlinks.append(path)
+                elif entry.is_dir(follow_symlinks=False):
+                    if recursive:
+                        pending.append(path)
+                elif entry.is_file(follow_symlinks=False) and entry.name.endswith(suffixes):
+                    files.append(path)
+    return FolderListing(sorted(files), sorted(symlinks))
 
 
 def is_sqlite(path: Path) -> bool:
@@ -70,7 +102,7 @@ def file_loads(
             else:
                 results.append(_appended_load(con, contract, path, before, size, options, progress))
             continue
-        scan = scan_lines(path, end=size)
+        scan = scan_lines(path, end=size, limits=options.limits)
         if options.skip_unchanged and already_loaded(con, contract.table, scan.checksum):
             results.append(LoadResult(contract.source, contract.table, str(path), skipped=True))
             continue
@@ -99,7 +131,7 @@ def _appended_load(
 ) -> LoadResult:
     """Read only what was appended since the last load: from the end of its last complete line (a line it
     read unfinished is read again) to the current size, lines numbered on from there."""
-    scan = scan_lines(path, start=before.end_offset, end=size)
+    scan = scan_lines(path, start=before.end_offset, end=size, limits=options.limits)
     span = ReadRange(
         before.end_offset,
         size,
@@ -120,16 +152,50 @@ def _read(
     progress: LoadProgress,
     first_line: int = 1,
 ) -> LoadResult:
-    """Land bytes [span.start_offset, span.size_bytes) of a JSON-lines file as one load: in one streaming pass
-    of DuckDB's reader when clean; with a few bad lines, DuckDB's reader for the good ones and the line-by-line
-    path for the bad ones (`ingest.bad_lines`); batch by batch, line by line, only when the two readers
-    disagree on what a line is or most lines are bad."""
+    """Land bytes [span.start_offset, span.size_bytes) of a JSON-lines file as one load (`_read_bounded`);
+    when a line is over the limits (`ingest.line_limits`), from a copy with a blank line in its place, the
+    line quarantined in the same load."""
+    if not scan.over_limits:
+        return _read_bounded(
+            con, contract, path, path, scan.unshaped, scan.checksum, span, options, progress, [], first_line
+        )
+    over = find_over_limits(path, span.start_offset, span.size_bytes, first_line, options.limits)
+    with tempfile.TemporaryDirectory(prefix="feedback-bounded-") as folder:
+        copy = Path(folder) / path.name
+        write_without(path, span.start_offset, span.size_bytes, over, copy)
+        unshaped = scan_lines(copy).unshaped
+        return _read_bounded(
+            con, contract, copy, path, unshaped, scan.checksum, span, options, progress, over, first_line
+        )
+
+
+def _read_bounded(
+    con: duckdb.DuckDBPyConnection,
+    contract: Contract,
+    source: Path,
+    path: Path,
+    unshaped: Unshaped | None,
+    checksum: str,
+    span: ReadRange,
+    options: LoadOptions,
+    progress: LoadProgress,
+    over: list[OverLimitLine],
+    first_line: int,
+) -> LoadResult:
+    """Land the lines of `path` read from `source` (the file itself, bytes [span.start_offset,
+    span.size_bytes); or a copy of them, all of it) as one load: in one streaming pass of DuckDB's reader when
+    clean; with a few bad lines, DuckDB's reader for the good ones and the line-by-line path for the bad ones
+    (`ingest.bad_lines`); batch by batch, line by line, only when the two readers disagree on what a line is
+    or most lines are bad."""
     length = span.size_bytes - span.start_offset
     progress.start(path.name, length)
     opts = replace(options, on_rows=progress.rows_done)
+    read_span = span if source == path else replace(span, start_offset=0, size_bytes=source.stat().st_size)
 
     def new_load() -> Load:
-        return Load(con, contract, str(path), opts, checksum=scan.checksum, size_bytes=span.size_bytes, read_range=span)
+        load = Load(con, contract, str(path), opts, checksum=checksum, size_bytes=span.size_bytes, read_range=span)
+        load.over_limits = over
+        return load
 
     def unchanged(part: Path) -> None:
         """DuckDB reads a whole file as it is then: if it grew since `stat`, the rows beyond the bytes this load
@@ -140,7 +206,7 @@ def _read(
     pause_point("file-read-starts")  # the file's size is taken: a test appends here
     for copy in (False, True):
         try:
-            with _part_of(path, span, copy=copy) as part:
+            with _part_of(source, read_span, copy=copy) as part:
                 load = new_load()
                 with load.transaction() as landed:  # the common case: clean, one streaming pass
                     landed.keep = load.stream_clean_jsonl(str(part), uri=str(path))
@@ -152,23 +218,37 @@ def _read(
         apart = land_setting_bad_lines_apart(
             con,
             contract,
-            path,
+            source,
             new_load,
-            start=span.start_offset,
-            end=span.size_bytes,
+            start=read_span.start_offset,
+            end=read_span.size_bytes,
             first_line=first_line,
-            unshaped=scan.unshaped,
+            unshaped=unshaped,
             contract_breach=load.contract_breach,
+            uri=str(path),
         )
         load, landed.keep = apart or load, apart is not None
     if landed.keep:
         progress.bytes_read(length)
         return load.result
     batches = read_jsonl(
-        path, on_bytes=progress.bytes_read, start=span.start_offset, end=span.size_bytes, first_line=first_line
+        source,
+        on_bytes=progress.bytes_read,
+        start=read_span.start_offset,
+        end=read_span.size_bytes,
+        first_line=first_line,
+        uri=str(path),
     )
     return load_batches(
-        con, contract, str(path), batches, opts, checksum=scan.checksum, size_bytes=span.size_bytes, read_range=span
+        con,
+        contract,
+        str(path),
+        batches,
+        opts,
+        checksum=checksum,
+        size_bytes=span.size_bytes,
+        read_range=span,
+        over_limits=over,
     )
 
 
@@ -205,18 +285,32 @@ def blob_folder_load(
     options: LoadOptions,
     progress: LoadProgress | None = None,
 ) -> LoadResult:
-    """Land a folder of JSON blobs (one record per *.json file, any depth) as one load."""
-    files = sorted(p for p in folder.rglob("*.json") if p.is_file())
+    """Land a folder of JSON blobs (one record per *.json file, any depth) as one load (symlinks in it are
+    skipped: `folder_files`)."""
+    listing = folder_files(folder, (".json",), recursive=True)
+    files = listing.files
     if not files:
-        raise UserError(f"no *.json blobs under {folder}: pass a folder of reaction artifacts or a JSONL export")
+        raise UserError(
+            f"no *.json blobs under {folder}: pass a folder of reaction artifacts or a JSONL export"
+            + (f" ({len(listing.symlinks)} symlink(s) skipped: symlinks are not followed)" if listing.symlinks else "")
+        )
     progress = progress or LoadProgress(enabled=False)
     checksum = folder_checksum(files)
     if options.skip_unchanged and already_loaded(con, contract.table, checksum):
-        return LoadResult(contract.source, contract.table, str(folder), skipped=True)
+        return LoadResult(
+            contract.source, contract.table, str(folder), skipped=True, symlinks_skipped=len(listing.symlinks)
+        )
     progress.start(f"{folder.name}/ ({len(files)} blobs)", None)
     opts = replace(options, on_rows=progress.rows_done)
     size = sum(p.stat().st_size for p in files)
-    return load_batches(con, contract, str(folder), read_blobs(files), opts, checksum=checksum, size_bytes=size)
+    # a blob over max_line_bytes is quarantined unparsed (reason, length, sha256), like a long line
+    over = {p: blob_over_limits(p, str(p.relative_to(folder)), options.limits) for p in files}
+    readable = [p for p in files if over[p] is None]
+    found = [line for line in over.values() if line is not None]
+    result = load_batches(
+        con, contract, str(folder), read_blobs(readable), opts, checksum=checksum, size_bytes=size, over_limits=found
+    )
+    return replace(result, symlinks_skipped=len(listing.symlinks))
 
 
 def parquet_load(

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import xxhash
+
+from ingest.line_limits import LineLimits, OverLimits, too_deep
 
 CHUNK_BYTES = 32 * 1024 * 1024
 FINGERPRINT_BLOCK = 64 * 1024
@@ -57,6 +59,7 @@ class FileScan:
     complete_to: int  # the byte after the last newline read (start: none): the next append read starts here
     complete_lines: int  # newlines read: the next append read numbers its first line after them
     unshaped: Unshaped | None = None  # of a JSON-lines scan (`scan_lines`); None: not scanned, or too many
+    over_limits: bool = False  # a line is over the limits (`ingest.line_limits`): none of its lines was judged
 
 
 def file_checksum(path: Path) -> str:
@@ -88,11 +91,20 @@ def scan_file(path: Path, start: int = 0, end: int | None = None) -> FileScan:
     return FileScan("xxh3_128:" + digest.hexdigest(), end, complete_to, lines)
 
 
-def scan_lines(path: Path, start: int = 0, end: int | None = None) -> FileScan:
+def scan_lines(path: Path, start: int = 0, end: int | None = None, limits: LineLimits | None = None) -> FileScan:
     """`scan_file` of a JSON-lines file, in whole lines (`line_chunks`), that also finds the lines not shaped
     like a JSON object (`FileScan.unshaped`, unless more than UNSHAPED_LIMIT): for a file with bad lines,
-    what `ingest.bad_lines` sets apart, without reading the file again. As fast as `scan_file`."""
+    what `ingest.bad_lines` sets apart, without reading the file again. As fast as `scan_file`.
+
+    With `limits`, a line over them ends the scan: the `scan_file` of the range, `over_limits` set."""
     end = path.stat().st_size if end is None else end
+    try:
+        return _scan_lines(path, start, end, limits)
+    except OverLimits:
+        return replace(scan_file(path, start, end), over_limits=True)
+
+
+def _scan_lines(path: Path, start: int, end: int, limits: LineLimits | None) -> FileScan:
     digest = xxhash.xxh3_128()
     if start == 0 and end >= len(BOM):
         with path.open("rb") as handle:
@@ -100,7 +112,14 @@ def scan_lines(path: Path, start: int = 0, end: int | None = None) -> FileScan:
                 digest.update(BOM)  # `line_chunks` drops it from line 1
     lines, newlines, complete_to, begin, count = 0, 0, start, end, 0
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # line indexes, starts, ends
-    for number, chunk in enumerate(line_chunks(path, start=start, end=end)):
+    max_line = limits.max_line_bytes if limits else None
+    for number, chunk in enumerate(line_chunks(path, start=start, end=end, max_line_bytes=max_line)):
+        if limits:
+            starts = np.concatenate([np.zeros(1, dtype=np.int64), chunk.ends[:-1]])
+            if (chunk.ends - starts).max(initial=0) > limits.max_line_bytes:
+                raise OverLimits
+            if too_deep(chunk.data, starts, chunk.ends, limits.max_depth):
+                raise OverLimits
         digest.update(memoryview(chunk.data))
         begin = chunk.offset if number == 0 else begin
         if count <= UNSHAPED_LIMIT:
@@ -282,9 +301,11 @@ def line_chunks(
     start: int = 0,
     end: int | None = None,
     first_line: int = 1,
+    max_line_bytes: int | None = None,
 ) -> Iterator[LineChunk]:
     """The lines of bytes [start, end) of a file (default: all of it), about CHUNK_BYTES at a time, numbered
-    from `first_line`; a BOM at the start of the file is no part of line 1."""
+    from `first_line`; a BOM at the start of the file is no part of line 1. A line longer than
+    `max_line_bytes` raises `OverLimits` before more of it is held."""
     next_line = first_line
     carry = b""
     offset = start  # of the next chunk's first byte in the file
@@ -308,6 +329,8 @@ def line_chunks(
             ends = _newlines(data) + 1
             if got:
                 if not len(ends):
+                    if max_line_bytes is not None and len(data) > max_line_bytes:
+                        raise OverLimits
                     carry = data.tobytes()
                     continue
                 data, carry = data[: ends[-1]], data[ends[-1] :].tobytes()
@@ -329,11 +352,13 @@ def read_jsonl(
     start: int = 0,
     end: int | None = None,
     first_line: int = 1,
+    uri: str | None = None,
 ) -> Iterator[pa.Table]:
     """Batches of the lines of one JSON-lines file, about CHUNK_BYTES each: bytes [start, end) (default: the
-    whole file), numbered from `first_line` (an append read starts after the lines read before)."""
+    whole file), numbered from `first_line` (an append read starts after the lines read before); `uri` names
+    the file they come from when `path` holds a copy."""
     for chunk in line_chunks(path, on_bytes, start=start, end=end, first_line=first_line):
-        yield _batch(chunk.data, chunk.first_line, str(path), chunk.ends)
+        yield _batch(chunk.data, chunk.first_line, uri or str(path), chunk.ends)
 
 
 def chunk_batch(chunk: LineChunk, uri: str) -> pa.Table:
@@ -350,11 +375,32 @@ def line_batch(chunk: LineChunk, indexes: np.ndarray, uri: str) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=BATCH_SCHEMA)
 
 
-def read_blobs(paths: list[Path], batch_size: int = 5000) -> Iterator[pa.Table]:
-    """Batches of whole JSON files, one record per file (a blob may span many lines)."""
-    for start in range(0, len(paths), batch_size):
-        group = paths[start : start + batch_size]
-        contents = [p.read_bytes().removeprefix(BOM) for p in group]
+def _read_no_symlink(path: Path) -> bytes:
+    """A blob's bytes; a symlink put in its place since the folder was listed is refused, not followed."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def read_blobs(paths: list[Path], batch_size: int = 5000, batch_bytes: int = 64 * 1024 * 1024) -> Iterator[pa.Table]:
+    """Batches of whole JSON files, one record per file (a blob may span many lines): at most `batch_size`
+    files and, past the first file, `batch_bytes` bytes a batch (the caller leaves out blobs over its limit)."""
+    group: list[Path] = []
+    contents: list[bytes] = []
+    held = 0
+
+    def batch() -> pa.Table:
         lines = pa.array(contents, pa.large_binary())
         uris = pa.array([str(p) for p in group], pa.string())
-        yield pa.Table.from_arrays([pa.nulls(len(group), pa.int64()), uris, *_as_text(lines)], schema=BATCH_SCHEMA)
+        return pa.Table.from_arrays([pa.nulls(len(group), pa.int64()), uris, *_as_text(lines)], schema=BATCH_SCHEMA)
+
+    for path in paths:
+        content = _read_no_symlink(path).removeprefix(BOM)
+        if group and (len(group) >= batch_size or held + len(content) > batch_bytes):
+            yield batch()
+            group, contents, held = [], [], 0
+        group.append(path)
+        contents.append(content)
+        held += len(content)
+    if group:
+        yield batch()

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 import duckdb
 import pyarrow as pa
 
+from ingest.line_limits import LineLimits, OverLimitLine
 from ingest.validation import (
     json_batch_sql,
     lines_parsed_sql,
@@ -48,6 +49,7 @@ class LoadResult:
     rows_removed: int = 0  # rows landed before that the source no longer has (the reactions index)
     seconds: float = 0.0
     load_id: str | None = None  # of a committed load (raw.load_manifest, raw.quarantine); None when skipped
+    symlinks_skipped: int = 0  # symlinks in the source folder, never followed (ingest.files.folder_files)
 
 
 @dataclass
@@ -61,6 +63,7 @@ class LoadOptions:
     # the instant the run stands for (nightly's as_of, taken before its ingest): an index row found gone is
     # stamped removed at it, so that run's build, as of that instant, already counts the clear
     observed_at: datetime | None = None
+    limits: LineLimits = field(default_factory=LineLimits)  # a JSON-lines line over them is quarantined unparsed
 
 
 def _unregister(con: duckdb.DuckDBPyConnection, name: str) -> None:
@@ -178,6 +181,7 @@ class Load:
         self._clock = time.perf_counter()
         self.contract_breach = False  # why `stream_clean` refused: a row broke the contract (else: a bad line)
         self.observed_at: datetime | None = None  # a check of the reaction index: the instant it stands for
+        self.over_limits: list[OverLimitLine] = []  # lines never parsed: quarantined when the load commits
 
     # -- the transaction ---------------------------------------------------
     @contextmanager
@@ -193,6 +197,7 @@ class Load:
             self._target_had_rows = bool(self.con.execute(f"select 1 from {target} limit 1").fetchall())
             yield outcome
             if outcome.keep:
+                self._quarantine_over_limits()
                 self._settle_duplicates()
         except BaseException:
             self.con.execute("rollback")
@@ -407,6 +412,42 @@ class Load:
         ).fetchall()[0]
         return int(row[0])
 
+    def _quarantine_over_limits(self) -> None:
+        """Quarantine the lines over the limits (`ingest.line_limits`): reason and length, the SHA-256 of the
+        line as its key, its text cut to TEXT_CAP bytes (none under a privacy rule: a cut line cannot be
+        filtered); one quarantined before for the same reason is a duplicate."""
+        private = _private(self.contract, self.options)
+        quarantined = 0
+        for line in self.over_limits:
+            key = "sha256:" + line.sha256
+            reason = f"{line.reason} ({line.length:,} bytes, sha256 {line.sha256[:16]}...)"
+            text = None if private else line.head.decode("utf-8", errors="replace")
+            (count,) = self.con.execute(
+                """
+                insert into raw.quarantine
+                select $load, $source, $table, $uri, $line, $key, $text, null, $reason, $at
+                where not exists (
+                    select 1 from raw.quarantine
+                    where target_table = $table and source_uri = $uri and line_number = $line
+                      and record_key = $key and reason = $reason
+                )
+                """,
+                {
+                    "load": self.load_id,
+                    "source": self.contract.source,
+                    "table": self.contract.table,
+                    "uri": self.result.uri,
+                    "line": line.number,
+                    "key": key,
+                    "text": text,
+                    "reason": reason,
+                    "at": self.started_at,
+                },
+            ).fetchall()[0]
+            quarantined += int(count)
+        if self.over_limits:
+            self._count(len(self.over_limits), quarantined, 0, already_quarantined=len(self.over_limits) - quarantined)
+
     def _write_manifest(self) -> None:
         r = self.result
         span = self.read_range
@@ -452,11 +493,14 @@ def load_batches(
     checksum: str | None = None,
     size_bytes: int | None = None,
     read_range: ReadRange | None = None,
+    over_limits: Iterable[OverLimitLine] = (),
 ) -> LoadResult:
-    """Land every batch of one unit of input in one transaction (or skip it if unchanged)."""
+    """Land every batch of one unit of input in one transaction (or skip it if unchanged); `over_limits`: the
+    input's lines never parsed, quarantined in the same load."""
     if checksum and options.skip_unchanged and already_loaded(con, contract.table, checksum):
         return LoadResult(contract.source, contract.table, uri, skipped=True)
     load = Load(con, contract, uri, options, checksum=checksum, size_bytes=size_bytes, read_range=read_range)
+    load.over_limits = list(over_limits)
     with load.transaction():
         for batch in batches:
             if typed:

@@ -7,7 +7,10 @@ import time
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from warehouse.printable import printable
 
 
 class LoadProgress:
@@ -47,7 +50,8 @@ class LoadProgress:
             return
         if self._task is not None:
             self._progress.remove_task(self._task)
-        self._task = self._progress.add_task(f"[{self._files}] {name}", total=total_bytes, rows=self._rows, rate=0.0)
+        label = escape(printable(name))  # a file name is neither a control sequence nor rich markup
+        self._task = self._progress.add_task(f"[{self._files}] {label}", total=total_bytes, rows=self._rows, rate=0.0)
 
     def bytes_read(self, count: int) -> None:
         if self._progress is not None and self._task is not None:

@@ -22,6 +22,9 @@ from collections.abc import Iterable
 from warehouse.contracts import Contract, Field
 from warehouse.sql import quote, sql_literal
 
+# the earliest day a timestamp or date of any source may hold (docs/security.md, "No single input stops the night")
+EARLIEST_DATE = "2000-01-01"
+
 
 def _json_type_ok(kind: str, j: str) -> str:
     """Whether a JSON value has the kind's type, read off its first character (cheaper than json_type)."""
@@ -130,6 +133,13 @@ def _checks(
             f"case when {present} and {type_ok} and {value} is null{empty_ok} then "
             f"{sql_literal(name + ': not ' + _KIND_WORDS[fld.kind] + ': ')} || left({got_text}, 80) end"
         )
+    if fld.kind in ("timestamp", "date"):
+        # a date before any AI-agent feedback existed (year 1, 1900) would stretch every daily series of the
+        # period marts back to it (one row per day and series): refused here rather than a night lost there
+        checks.append(
+            f"case when {value} < {sql_literal(EARLIEST_DATE)}::date then {sql_literal(name + ': ')} || "
+            f"cast({value} as varchar) || {sql_literal(f' is before {EARLIEST_DATE}')} end"
+        )
     if fld.enum:
         allowed = ", ".join(sql_literal(v) for v in fld.enum)
         checks.append(
@@ -163,6 +173,12 @@ def _checks(
             f"{sql_literal(' (supported: ' + allowed + ')')} end"
         )
     return checks
+
+
+def _row_rule_checks(contract: Contract) -> list[str]:
+    """CASE expressions over the parsed values, each yielding its reason when the row breaks a rule across fields."""
+    values = {fld.name: quote("v__" + fld.name) for fld in contract.fields}
+    return [f"case when {rule.format(**values)} then {sql_literal(reason)} end" for rule, reason in contract.row_rules]
 
 
 def _all_pass(checks: list[str]) -> str:
@@ -281,6 +297,7 @@ def json_batch_sql(contract: Contract, parsed_sql: str) -> str:
                 parse_check=True,
             )
         )
+    checks.extend(_row_rule_checks(contract))
     return f"""
         with parsed as (
             {parsed_sql}
@@ -344,6 +361,7 @@ def typed_batch_sql(contract: Contract, relation: str, column_types: dict[str, s
                 null_is_unknown=fld.empty_is_null and col_type is not None,
             )
         )
+    checks.extend(_row_rule_checks(contract))
     return f"""
         with typed as (
             select *, {", ".join(typed_cols)}

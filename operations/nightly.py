@@ -22,9 +22,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
+from typing import TextIO
 
 from warehouse.as_of import ReportInstant
 from warehouse.errors import UserError
+from warehouse.printable import printable
+from warehouse.private_files import open_private
 
 
 @dataclass
@@ -39,7 +43,7 @@ class StepResult:
 def nightly_lock(db: Path) -> Iterator[Path]:
     """Hold `<db>.nightly.lock` for the run; fail at once if another run holds it."""
     lock_path = db.resolve().with_name(db.name + ".nightly.lock")
-    handle = lock_path.open("a+")
+    handle = open(open_private(lock_path), "a+")  # noqa: SIM115 (held for the run, closed below)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -66,15 +70,40 @@ def nightly_lock(db: Path) -> Iterator[Path]:
 DETAIL = {"detail": True}  # `extra` of a record meant for the log file only (unless --verbose)
 
 
+ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]
+
+
+class PrintableFormatter(logging.Formatter):
+    """Every value put into a message (file names, upstream text, error messages) with its control characters
+    shown as escapes (warehouse/printable.py): one record is one line that starts with its time and level."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if isinstance(record.args, tuple):
+            record.args = tuple(printable(arg) if isinstance(arg, str | Path) else arg for arg in record.args)
+        record.msg = printable(record.msg) if not isinstance(record.msg, str) else record.msg
+        return super().format(record)
+
+    def formatException(self, ei: ExcInfo) -> str:  # noqa: N802 (logging's name)
+        """A traceback keeps its lines, indented under the record; the text in them is escaped."""
+        return "\n".join("    " + printable(line) for line in super().formatException(ei).splitlines())
+
+
+class PrivateFileHandler(logging.FileHandler):
+    """The log file created readable by its owner only (warehouse/private_files.py), never through a symlink."""
+
+    def _open(self) -> TextIO:
+        return open(open_private(Path(self.baseFilename)), "a", encoding=self.encoding, errors=self.errors)
+
+
 def logger_for(log_file: Path, verbose: bool = False) -> logging.Logger:
     """Summary lines to stdout and the log file; detail (dbt's output) to the log file only."""
     logger = logging.getLogger("feedback_analytics.nightly")
     logger.handlers.clear()
     logger.setLevel(logging.INFO)
     logger.propagate = False
-    formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
+    formatter = PrintableFormatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
     formatter.converter = time.gmtime
-    to_stdout, to_file = logging.StreamHandler(sys.stdout), logging.FileHandler(log_file, encoding="utf-8")
+    to_stdout, to_file = logging.StreamHandler(sys.stdout), PrivateFileHandler(log_file, encoding="utf-8")
     to_stdout.addFilter(lambda record: not getattr(record, "detail", False))
     for handler in (to_stdout, to_file):
         handler.setFormatter(formatter)
@@ -132,7 +161,9 @@ def _build_step(db: Path, as_of: ReportInstant, logger: logging.Logger, verbose:
         sys.stdout.flush()
 
     code, output = build_on_target(db, as_of.dbt_var, capture=True, on_line=live if verbose else None, target=target)
-    logger.info("dbt output:\n%s", output.strip(), extra=DETAIL)
+    logger.info("dbt output:", extra=DETAIL)
+    for line in output.strip().splitlines():  # one record per line: each starts with the time and level
+        logger.info("dbt: %s", line, extra=DETAIL)
     if code != 0:
         raise UserError(f"dbt build exited {code}: {summary_of(output)} (nothing published)")
     published = [line.split(" to ", 1)[0] for line in output.splitlines() if line.startswith("published ")]

@@ -41,6 +41,7 @@ from warehouse.contracts import ARCHIVED_BY_PURGE, CONTRACTS
 from warehouse.durable import fsync
 from warehouse.errors import UserError
 from warehouse.pause_points import pause_point
+from warehouse.private_files import install, make_folder
 from warehouse.sql import quote, sql_literal
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
@@ -295,7 +296,7 @@ class Purge:
 
     def _write_archive(self, policy: Policy, cutoff: dt.date) -> str:
         """Write the expired rows to Parquet, flushed and renamed into place, before they are deleted."""
-        self.archive_dir.mkdir(parents=True, exist_ok=True)
+        make_folder(self.archive_dir)
         _remove_orphans(self.con, self.archive_dir)
         final = self.archive_dir / f"{ARCHIVE_PREFIX}{cutoff:%Y%m%d}-{self.purge_id}.parquet"
         partial = final.with_suffix(".parquet.tmp")
@@ -304,7 +305,7 @@ class Purge:
         self.con.execute(f"copy ({rows}) to {sql_literal(str(partial))} (format parquet, compression zstd)")
         fsync(partial)
         pause_point("purge-archive-written")
-        partial.rename(final)
+        install(partial, final)
         fsync(final.parent)
         return str(final)
 

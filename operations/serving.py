@@ -17,7 +17,7 @@ dbt compiled for it, when every relation it reads is published too (the
 `stored_*` view: no row is copied twice); any other view is copied as a
 table of its rows.
 
-`publish` writes it under a temporary name beside the final one, checkpoints
+`publish` writes it under a temporary name beside the final one (in a new folder of unpredictable name), checkpoints
 and fsyncs it, renames it over the old one (atomic on POSIX) and fsyncs the
 folder: a reader opens the old file or the new one, never a half-written
 one, and a reader already open keeps the old one until it detaches. A killed
@@ -31,8 +31,8 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import json
-import os
 import re
+import shutil
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -45,6 +45,7 @@ from warehouse.connection import lock_wait_seconds, wait_out_lock
 from warehouse.durable import fsync
 from warehouse.location import serving_path
 from warehouse.pause_points import pause_point
+from warehouse.private_files import install, open_private, staging_folder
 from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote, sql_literal
 
@@ -69,14 +70,17 @@ class Publication:
 def _remove_temporaries(final: Path) -> None:
     """Temporary files of publishes that were killed (under the publish lock no other one is being written)."""
     for leftover in final.parent.glob(f"{final.name}{TEMPORARY_MARK}*"):
-        leftover.unlink(missing_ok=True)
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:  # a file an older version left, or a symlink: removed, never followed
+            leftover.unlink(missing_ok=True)
 
 
 @contextmanager
 def _publish_lock(final: Path) -> Iterator[None]:
     """One publish at a time per serving file (a build and a `forget` may publish together): the later one
     reads the warehouse after the earlier one renamed its file, so the newest marts win."""
-    with final.with_name(final.name + ".lock").open("a+") as handle:
+    with open(open_private(final.with_name(final.name + ".lock")), "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -207,28 +211,31 @@ def publish(db: Path, *, engine: str = "duckdb", marts: Collection[str] | None =
 
 
 def _publish(db: Path, final: Path, engine: str, marts: Collection[str], started: float) -> Publication:
-    temporary = final.with_name(f"{final.name}{TEMPORARY_MARK}{os.getpid()}")
+    # in a new folder of unpredictable name: a symlink planted at a guessable name is never written through
+    with staging_folder(final, f"{final.name}{TEMPORARY_MARK}") as temporary:
+        return _publish_to(db, final, temporary, engine, marts, started)
+
+
+def _publish_to(
+    db: Path, final: Path, temporary: Path, engine: str, marts: Collection[str], started: float
+) -> Publication:
+    con = duckdb.connect(str(temporary))
     try:
-        con = duckdb.connect(str(temporary))
-        try:
-            con.execute("set TimeZone = 'UTC'")
-            wait_out_lock(
-                lambda: con.execute(f"attach {sql_literal(str(db.resolve()))} as {SOURCE} (read_only)"),
-                db,
-                wait_seconds=lock_wait_seconds(),
-            )
-            relations, rows = _copy(con, engine, marts)
-            con.execute(f"detach {SOURCE}")
-            con.execute("checkpoint")
-        finally:
-            con.close()
-        if not relations:  # e.g. a build of a selection without marts: the serving file stays as it was
-            return Publication(final, 0, 0, time.perf_counter() - started)
-        fsync(temporary)
-        pause_point("publish-before-rename")
-        temporary.replace(final)
-        fsync(final.parent)
+        con.execute("set TimeZone = 'UTC'")
+        wait_out_lock(
+            lambda: con.execute(f"attach {sql_literal(str(db.resolve()))} as {SOURCE} (read_only)"),
+            db,
+            wait_seconds=lock_wait_seconds(),
+        )
+        relations, rows = _copy(con, engine, marts)
+        con.execute(f"detach {SOURCE}")
+        con.execute("checkpoint")
     finally:
-        temporary.unlink(missing_ok=True)
-        temporary.with_name(temporary.name + ".wal").unlink(missing_ok=True)
+        con.close()
+    if not relations:  # e.g. a build of a selection without marts: the serving file stays as it was
+        return Publication(final, 0, 0, time.perf_counter() - started)
+    fsync(temporary)
+    pause_point("publish-before-rename")
+    install(temporary, final)
+    fsync(final.parent)
     return Publication(final, relations, rows, time.perf_counter() - started)

@@ -9,6 +9,7 @@ and tells the reader the warehouse is being written.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -21,18 +22,49 @@ import duckdb
 
 from warehouse.errors import UserError, WarehouseLocked
 from warehouse.location import refuse_what_is_no_warehouse, resolve_db_path, serving_path
+from warehouse.private_files import made_private
 from warehouse.raw_tables import ensure_raw_schema, missing_raw_tables
 from warehouse.sql import quote, sql_literal
 
 # DuckDB spills to disk beyond this, so a big load keeps a flat memory profile
 DEFAULT_MEMORY_LIMIT = "1GB"
 DEFAULT_LOCK_WAIT_SECONDS = 120
+# what FEEDBACK_MEMORY_LIMIT may be: a size (DuckDB's units) or a share of the machine's memory
+_MEMORY_SIZE = re.compile(r"(?P<number>\d{1,9}(?:\.\d{1,6})?)\s?(?P<unit>[KMGT]i?B|B|%)", re.IGNORECASE)
+_UNIT_BYTES = {"b": 1, **{f"{p}b": 1000 ** (i + 1) for i, p in enumerate("kmgt")}}
+_UNIT_BYTES |= {f"{p}ib": 1024 ** (i + 1) for i, p in enumerate("kmgt")}
+LEAST_MEMORY_BYTES = 64 * 1024**2  # below this DuckDB cannot even open the warehouse
 
 T = TypeVar("T")
 
 
 def lock_wait_seconds() -> float:
-    return float(os.environ.get("FEEDBACK_LOCK_WAIT_SECONDS", DEFAULT_LOCK_WAIT_SECONDS))
+    """FEEDBACK_LOCK_WAIT_SECONDS: a number of seconds, 0 or more (default 120)."""
+    text = os.environ.get("FEEDBACK_LOCK_WAIT_SECONDS", str(DEFAULT_LOCK_WAIT_SECONDS))
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UserError(
+            f"FEEDBACK_LOCK_WAIT_SECONDS={text[:40]!r} is not a number of seconds: set it to e.g. 120, or unset it"
+        )
+    return seconds
+
+
+def memory_limit() -> str:
+    """FEEDBACK_MEMORY_LIMIT (default 1GB), checked before it reaches SQL: a size such as 1GB, 1.5 GiB or
+    512MiB (at least 64 MiB), or a share of the machine's memory such as 50%."""
+    text = os.environ.get("FEEDBACK_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
+    match = _MEMORY_SIZE.fullmatch(text.strip())
+    if match:
+        number, unit = float(match["number"]), match["unit"].lower()
+        if (0 < number <= 100) if unit == "%" else number * _UNIT_BYTES[unit] >= LEAST_MEMORY_BYTES:
+            return f"{match['number']}{match['unit']}"
+    raise UserError(
+        f"FEEDBACK_MEMORY_LIMIT={text[:40]!r} is not a memory limit: set it to a size such as 1GB or 512MiB "
+        "(at least 64MiB) or a share such as 50%, or unset it (default 1GB)"
+    )
 
 
 def wait_out_lock(open_: Callable[[], T], path: Path, *, wait_seconds: float, announce: bool = True) -> T:
@@ -80,7 +112,7 @@ def _refuse_missing(path: Path, first: str) -> None:
 def _configure(con: duckdb.DuckDBPyConnection) -> None:
     """What every connection of ours sets: UTC (raw timestamps are naive UTC) and the memory limit."""
     con.execute("set TimeZone = 'UTC'")
-    con.execute(f"set memory_limit = '{os.environ.get('FEEDBACK_MEMORY_LIMIT', DEFAULT_MEMORY_LIMIT)}'")
+    con.execute(f"set memory_limit = {sql_literal(memory_limit())}")
 
 
 def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -91,10 +123,13 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
     if not read_only and path.parent and not path.parent.exists():
         raise UserError(f"folder {path.parent} for the warehouse does not exist: create it first")
     refuse_what_is_no_warehouse(path)
+    new = not read_only and not path.exists()
     con = wait_out_lock(lambda: duckdb.connect(str(path), read_only=read_only), path, wait_seconds=lock_wait_seconds())
     _configure(con)
     if not read_only:
         ensure_raw_schema(con)
+        if new:  # the owner's only, also when a library caller never set the umask (warehouse/private_files.py)
+            made_private(path)
         return con
     missing = missing_raw_tables(con)
     if missing:  # read-only commands (dry runs, listings) cannot create them: say so in one line
@@ -106,10 +141,12 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
     return con
 
 
-def connect_serving(db: str | os.PathLike[str] | None) -> duckdb.DuckDBPyConnection:
+def connect_serving(db: str | os.PathLike[str] | None, *, attached: bool = False) -> duckdb.DuckDBPyConnection:
     """Open the serving file of the warehouse `db` read-only (what the last successful build published;
     operations/serving.py), in UTC: for readers of marts, which never open the warehouse file itself. A
-    publish renames a new file over it; this connection keeps reading the one it opened."""
+    publish renames a new file over it; this connection keeps reading the one it opened. `attached`: an
+    in-memory DuckDB with the file attached read-only as its default database (`serving_file`), so the reader
+    can add a catalog of its own beside it (warehouse/scoped.py)."""
     path = resolve_db_path(db)
     _refuse_missing(path, "`feedback-analytics ingest ...` and `build`")
     refuse_what_is_no_warehouse(path)
@@ -120,7 +157,16 @@ def connect_serving(db: str | os.PathLike[str] | None) -> duckdb.DuckDBPyConnect
             "run `feedback-analytics build` first"
         )
     try:
-        con = duckdb.connect(str(serving), read_only=True)
+        if attached:
+            con = duckdb.connect(":memory:")
+            try:
+                con.execute(f"attach {sql_literal(str(serving))} as serving_file (read_only)")
+                con.execute("use serving_file")
+            except duckdb.Error:
+                con.close()
+                raise
+        else:
+            con = duckdb.connect(str(serving), read_only=True)
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0]
         raise UserError(f"cannot read the serving file {serving}: {first}") from None

@@ -41,6 +41,10 @@ EVAL_TRIGGERS = ("manual", "scheduled", "post-deploy")
 
 # lower-case only: the upstream contract stores SHA-256 as lower-case hex (hashlib.hexdigest)
 HEX64 = "[0-9a-f]{64}"
+# a tenant or project name holds no control character (C0, DEL): the marts' all-tenants key (dbt var
+# all_members_key) has one, so no source can produce it and a tenant named like it stays its own tenant
+NO_CONTROL_CHARACTERS = r"[^\x00-\x1f\x7f]*"
+NAME_REASON = "holds a control character: a tenant or project name never does"
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,10 @@ class Contract:
     # a list field containing one). A parsed record that claims none is skipped: counted in the manifest
     # (rows_skipped), its text and path never stored. Empty: every record of the input is this source's.
     claim: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # rules across fields, each (SQL that is true when the row breaks it, over {field} names; the reason): what
+    # an error-level dbt test of the staging model would reject, quarantined here so that one row never fails
+    # a build. NULL (a field absent) breaks none.
+    row_rules: tuple[tuple[str, str], ...] = ()
 
     @property
     def columns(self) -> list[str]:
@@ -179,8 +187,20 @@ TURN_REACTIONS = Contract(
     claim=(("kind", (REACTION_KIND,)), ("tags", REACTION_TAGS)),
     fields=(
         Field("rn", "string", paths=_reaction_paths("meta", "rn"), required=True),
-        Field("tenant", "string", paths=(("tenant",), ("tenant_id",), ("payload", "tenant"))),
-        Field("project", "string", paths=(("project",), ("project_id",), ("payload", "project"))),
+        Field(
+            "tenant",
+            "string",
+            paths=(("tenant",), ("tenant_id",), ("payload", "tenant")),
+            pattern=NO_CONTROL_CHARACTERS,
+            pattern_reason=NAME_REASON,
+        ),
+        Field(
+            "project",
+            "string",
+            paths=(("project",), ("project_id",), ("payload", "project")),
+            pattern=NO_CONTROL_CHARACTERS,
+            pattern_reason=NAME_REASON,
+        ),
         Field("user_id", "string", paths=(("user_id",), ("user",), ("payload", "user_id"))),
         Field(
             "conversation_id",
@@ -234,8 +254,8 @@ REACTION_INDEX = Contract(
         Field("schema_name", "string", required=True),
         Field("index_id", "int", required=True),
         Field("rn", "string", required=True),
-        Field("tenant", "string"),
-        Field("project", "string"),
+        Field("tenant", "string", pattern=NO_CONTROL_CHARACTERS, pattern_reason=NAME_REASON),
+        Field("project", "string", pattern=NO_CONTROL_CHARACTERS, pattern_reason=NAME_REASON),
         Field("user_id", "string"),
         Field("conversation_id", "string", required=True),
         Field("bundle_id", "string"),
@@ -259,7 +279,7 @@ WORKSPACE_FEEDBACK = Contract(
     mutable=True,
     fields=(
         Field("id", "string", required=True),
-        Field("tenant_id", "string", required=True),
+        Field("tenant_id", "string", required=True, pattern=NO_CONTROL_CHARACTERS, pattern_reason=NAME_REASON),
         Field("source_type", "string", required=True, enum=FEEDBACK_SOURCE_TYPES),
         Field("rating", "string", required=True, enum=FEEDBACK_RATINGS),
         Field("comment", "string", free_text=True),
@@ -284,7 +304,7 @@ WORKSPACE_SESSIONS = Contract(
     mutable=True,
     fields=(
         Field("id", "string", required=True),
-        Field("tenant_id", "string", required=True),
+        Field("tenant_id", "string", required=True, pattern=NO_CONTROL_CHARACTERS, pattern_reason=NAME_REASON),
         Field("agent_id", "string"),
         Field("session_type", "string", enum=SESSION_TYPES),
         Field("status", "string"),
@@ -301,7 +321,7 @@ WORKSPACE_EVAL_RUNS = Contract(
     mutable=True,
     fields=(
         Field("id", "string", required=True),
-        Field("tenant_id", "string", required=True),
+        Field("tenant_id", "string", required=True, pattern=NO_CONTROL_CHARACTERS, pattern_reason=NAME_REASON),
         Field("name", "string"),
         Field("set_name", "string"),
         Field("agent_id", "string"),
@@ -313,6 +333,13 @@ WORKSPACE_EVAL_RUNS = Contract(
         Field("failed_count", "int", minimum=0),
         Field("results", "json"),
         Field("created_by", "string"),
+    ),
+    # stg_workspace__eval_runs: passed and failed replays never exceed the run's golden sessions
+    row_rules=(
+        (
+            "{passed_count} + {failed_count} > {golden_session_count}",
+            "passed_count + failed_count exceed golden_session_count",
+        ),
     ),
 )
 

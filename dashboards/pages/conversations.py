@@ -53,39 +53,43 @@ with layout.section("Satisfaction"):
 
 st.subheader("How often users replace or clear a reaction")
 with layout.section("Replaced and cleared reactions"):
-    changes = queries.reaction_changes_daily(f.start, f.end, f.retained)
-    if not changes.empty:
-        total = changes[["user_reactions", "replacements", "reversals", "clears"]].sum()
-        flips = queries.flip_rate(f.as_of, f.period_days, f.retained)
-        flips = flips[flips["trials"] > 0]
-        columns = st.columns(4)
-        columns[0].metric("User reactions", f"{int(total['user_reactions']):,}", help="Clears included.")
-        columns[1].metric("Replacements", f"{int(total['replacements']):,}", help="A new reaction replaced one.")
-        columns[2].metric("Reversals", f"{int(total['reversals']):,}", help="Replacements with another value.")
-        columns[3].metric("Clears", f"{int(total['clears']):,}", help="The user removed the reaction.")
-        if not flips.empty:
-            flip = flips.iloc[0]
-            st.caption(
-                f"(replacements + clears) / user reactions = {flip['rate']:.1%} "
-                f"(95% CI {flip['rate_ci_low']:.1%} to {flip['rate_ci_high']:.1%})"
-            )
-    charts.show(
-        changes.melt(
-            id_vars="reaction_date", value_vars=["replacements", "clears"], var_name="change", value_name="reactions"
-        ),
-        lambda frame: charts.stacked_bars(
-            frame,
-            x="reaction_date",
-            y="reactions",
-            color="change",
-            title="Replaced and cleared user reactions per day",
-            subtitle=f"All tenants. {f.period_label()}",
-            x_title=charts.DATE_AXIS,
-            y_title="Reactions (count per day)",
-            legend_title="Change",
-        ),
-        "No user reactions in this period.",
-    )
+    if not layout.tenantless("Replaced and cleared reactions (counted over every tenant)"):
+        changes = queries.reaction_changes_daily(f.start, f.end, f.retained)
+        if not changes.empty:
+            total = changes[["user_reactions", "replacements", "reversals", "clears"]].sum()
+            flips = queries.flip_rate(f.as_of, f.period_days, f.retained)
+            flips = flips[flips["trials"] > 0]
+            columns = st.columns(4)
+            columns[0].metric("User reactions", f"{int(total['user_reactions']):,}", help="Clears included.")
+            columns[1].metric("Replacements", f"{int(total['replacements']):,}", help="A new reaction replaced one.")
+            columns[2].metric("Reversals", f"{int(total['reversals']):,}", help="Replacements with another value.")
+            columns[3].metric("Clears", f"{int(total['clears']):,}", help="The user removed the reaction.")
+            if not flips.empty:
+                flip = flips.iloc[0]
+                st.caption(
+                    f"(replacements + clears) / user reactions = {flip['rate']:.1%} "
+                    f"(95% CI {flip['rate_ci_low']:.1%} to {flip['rate_ci_high']:.1%})"
+                )
+        charts.show(
+            changes.melt(
+                id_vars="reaction_date",
+                value_vars=["replacements", "clears"],
+                var_name="change",
+                value_name="reactions",
+            ),
+            lambda frame: charts.stacked_bars(
+                frame,
+                x="reaction_date",
+                y="reactions",
+                color="change",
+                title="Replaced and cleared user reactions per day",
+                subtitle=f"All tenants. {f.period_label()}",
+                x_title=charts.DATE_AXIS,
+                y_title="Reactions (count per day)",
+                legend_title="Change",
+            ),
+            "No user reactions in this period.",
+        )
 
 st.subheader("Conversations in the period")
 with layout.section("Conversations"):

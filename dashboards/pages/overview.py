@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboards import charts, layout
+from dashboards import charts, data, layout
 from dashboards.queries import overview
 
 status, f = layout.page("Overview")
@@ -21,6 +21,10 @@ with layout.section("Headline rates"):
     for column, (metric, label, lower_is_better, definition) in zip(st.columns(len(KPIS)), KPIS, strict=True):
         row = rates.loc[metric] if metric in rates.index else None
         with column:
+            if metric in overview.TENANTLESS_HEADLINES and not data.current_scope().is_all:
+                st.metric(label, "not available", help=definition)
+                st.caption("No tenant: only access to every tenant reads it.")
+                continue
             if row is None or pd.isna(row["rate"]):
                 st.metric(label, "no data", help=definition)
                 st.caption("Nothing in this period for these filters.")

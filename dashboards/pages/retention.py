@@ -12,6 +12,8 @@ from dashboards import charts, layout
 from dashboards.queries import retention as queries
 
 status, f = layout.page("Retention")
+if layout.tenantless("Retention windows and purges (counts over every tenant)"):
+    st.stop()
 st.caption(
     "Policies come from the dbt seed `retention_policies`; windows are counted as of the marts' as-of day. "
     "The sidebar switch chooses whether the other pages show only what these windows keep (default) or "

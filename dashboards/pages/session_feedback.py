@@ -43,6 +43,8 @@ def segment_rates(segments: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 status, f = layout.page("Session feedback")
+if layout.tenantless("Session feedback (end-of-session answers)"):
+    st.stop()
 layout.scope(f, "End-of-session answers carry no tenant or project: those filters do not apply here.")
 
 with layout.section("Session feedback by surface"):

@@ -56,6 +56,8 @@ def trend_label(row: Any) -> str:
 
 
 status, f = layout.page("Skills")
+if layout.tenantless("Skills (analyzer events)"):
+    st.stop()
 as_of = status.as_of.isoformat() if status.as_of else "the build"
 try:  # one query for the three skill marts (the sections below would each fail alike)
     rates, trends, hotspots = (

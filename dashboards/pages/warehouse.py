@@ -15,6 +15,8 @@ from dashboards import charts, layout
 from dashboards.queries import warehouse as queries
 
 status, f = layout.page("Warehouse")
+if layout.tenantless("Warehouse operations (counts over every tenant)"):
+    st.stop()
 built = f"{status.built_at:%Y-%m-%d %H:%M} UTC" if status.built_at else "the last build"
 st.caption(
     f"Operations view of the raw schema as of the last build ({built}): rebuild after an ingest to see its rows. "

@@ -33,6 +33,8 @@ HEADLINES = (
     ("eval_pass_rate", "Eval pass rate", False, "Replays whose every dimension passed / replays, all golden sets."),
 )
 HEADLINE_METRICS = tuple(metric for metric, *_ in HEADLINES)
+# headlines of sources without a tenant: only a reader of every tenant has them (warehouse/scoped.py)
+TENANTLESS_HEADLINES = ("session_positive_rate", "correction_rate")
 
 
 def headline_rates(

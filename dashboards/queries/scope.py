@@ -19,8 +19,9 @@ from typing import Any
 
 from dashboards import data
 
-# dbt var all_members_key: the tenant_filter / project_filter value of a rollup over every tenant or project
-ALL_MEMBERS = "(all)"
+# dbt var all_members_key: the tenant_filter / project_filter value of a rollup over every tenant or project; its
+# control character makes it a value no source can produce (ingest quarantines such a tenant or project)
+ALL_MEMBERS = "\x1f(all)"
 
 # Which retention policy (seed retention_policies) governs each source of feedback_signals_daily.
 SIGNAL_SOURCE_POLICIES = {

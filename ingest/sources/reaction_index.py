@@ -71,8 +71,9 @@ class IndexDatabase(PostgresTable):
                 cur.execute(sql, parameters=parameters or None)
                 return cur.fetch_arrow_table()
             except Exception as exc:
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-                raise UserError(f"cannot read the reaction index from {redact_dsn(self.dsn)}: {first}") from None
+                raise UserError(
+                    f"cannot read the reaction index from {redact_dsn(self.dsn)}: {self.failure(exc)}"
+                ) from None
 
     def schemas(self, only: list[str] | None = None) -> list[str]:
         """Every `kdcube_*` schema with a conv_messages table, or those of `only` (each must be one)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from ingest.databases import PostgresTable, load_table
-from ingest.files import file_loads
+from ingest.files import file_loads, folder_files
 from ingest.load import LoadOptions, LoadResult
 from ingest.progress import LoadProgress
 from warehouse.contracts import WORKSPACE_CONTRACTS, Contract
@@ -30,15 +30,20 @@ def _entity_of(path: Path) -> Contract:
     )
 
 
-def workspace_files(path: Path) -> list[tuple[Contract, Path]]:
+def workspace_files(path: Path) -> tuple[list[tuple[Contract, Path]], int]:
+    """The exports of a workspace path (a file, or a folder of them) and how many symlinks in the folder were
+    skipped, never followed (`folder_files`)."""
     if path.is_file():
-        return [(_entity_of(path), path)]
+        return [(_entity_of(path), path)], 0
     if not path.is_dir():
         raise UserError(f"workspace path {path} does not exist: pass a folder of JSONL exports or a file")
-    files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
-    if not files:
-        raise UserError(f"no *.jsonl files in {path}: expected feedback.jsonl, sessions.jsonl, eval_runs.jsonl")
-    return [(_entity_of(p), p) for p in files]
+    listing = folder_files(path, (".jsonl",))
+    if not listing.files:
+        raise UserError(
+            f"no *.jsonl files in {path}: expected feedback.jsonl, sessions.jsonl, eval_runs.jsonl"
+            + (f" ({len(listing.symlinks)} symlink(s) skipped: symlinks are not followed)" if listing.symlinks else "")
+        )
+    return [(_entity_of(p), p) for p in listing.files], len(listing.symlinks)
 
 
 def ingest_workspace(
@@ -59,6 +64,9 @@ def ingest_workspace(
             opts = replace(options, on_rows=progress.rows_done)
             results.append(load_table(con, contract, source, opts))
     if path is not None:
-        for contract, file in workspace_files(path):
+        files, symlinks = workspace_files(path)
+        for contract, file in files:
             results.extend(file_loads(con, contract, [file], options, progress))
+        if symlinks:  # said with the folder's last file
+            results[-1] = replace(results[-1], symlinks_skipped=symlinks)
     return results

@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from dashboards.queries.scope import ALL_MEMBERS
 from tests.support.dashboard import DemoWarehouse, chromium, copy_warehouse, demo_or_fail
 from tests.support.ingest import cli_env, run_cli
 from warehouse.location import serving_path
@@ -115,8 +116,9 @@ def test_the_headline_numbers_are_the_marts(browser, weekly: tuple[Path, int], d
             select metric, rate, rate_ci_low, rate_ci_high, trials, is_significant_change
             from marts.metric_rates_by_period
             where as_of_date = date '2026-11-01' and period_days = 7 and is_retention_filtered
-              and segment_type = 'all' and tenant_filter = '(all)' and project_filter = '(all)'
-            """
+              and segment_type = 'all' and tenant_filter = $all and project_filter = $all
+            """,
+            {"all": ALL_MEMBERS},
         ).fetchall()
     labels = {
         "session_positive_rate": "Session positive rate",

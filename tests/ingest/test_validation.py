@@ -160,6 +160,9 @@ ANALYZER_CASES = [
     Case("timestamp -05:00 fractional", _ev(124, timestamp="2026-05-01T23:30:00.5-05:00")),
     Case("null optional fields", _ev(125, correction_type=None, dimension_hint=None, turns_to_feedback=None)),
     Case("timestamp empty (undated)", _ev(129, timestamp="")),
+    # one event of year 1 would stretch every daily series of the period marts over 2,000 years
+    Case("timestamp of year 1", _ev(130, timestamp="0001-01-01T00:00:00Z"), ("timestamp",)),
+    Case("timestamp of 1999", _ev(131, timestamp="1999-12-31T23:59:59Z"), ("timestamp",)),
 ]
 ANALYZER_UTC = {
     "timestamp Z": dt.datetime(2026, 5, 1, 12, 0, 0),

@@ -3,6 +3,7 @@ right types, timestamps UTC to the microsecond; the dashboard's downloads write 
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import io
 import re
@@ -179,3 +180,140 @@ def test_a_dashboard_download_writes_timestamps_as_export_does(demo: DemoWarehou
         assert downloaded.set_index(key)[column].to_dict() == exported.set_index(key)[column].to_dict(), column
     zoned = pd.DataFrame({"at": pd.to_datetime(["2026-11-20 15:45:07.123456+02:00"])})
     assert csv_bytes(zoned) == b"at\n2026-11-20T13:45:07.123456Z\n"
+
+
+# -- hostile text: no formula runs in a spreadsheet ---------------------------------------------------------------
+# a text value as stored -> as a CSV cell for spreadsheets (OWASP's first characters =, +, -, @, tab, CR)
+HOSTILE = {
+    '=HYPERLINK("http://x")': '\'=HYPERLINK("http://x")',
+    "@SUM(1)": "'@SUM(1)",
+    "+1+1": "'+1+1",
+    "-2+3": "'-2+3",
+    "\t=1": "'\t=1",
+    "\r=1": "'\r=1",
+    "a\rb": "a\rb",
+    "-3.5": "-3.5",  # a plain number stays one
+    "+1": "+1",
+    "x\r\ny": "x\r\ny",
+    'plain, "quoted"': 'plain, "quoted"',
+}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A published mart of upstream text that a spreadsheet would run, beside negative numbers."""
+    db = tmp_path_factory.mktemp("hostile") / "hostile.duckdb"
+    con = connect(db)
+    con.execute("create schema marts")
+    con.execute("create table marts.hostile (n integer, amount double, label varchar)")
+    con.executemany(
+        "insert into marts.hostile values (?, ?, ?)", [(i, -1.5 - i, value) for i, value in enumerate(HOSTILE)]
+    )
+    con.execute("insert into marts.hostile values (99, null, null)")
+    con.close()
+    publish(db, marts={"hostile"})
+    return db
+
+
+def csv_cells(data: bytes) -> list[list[str]]:
+    """Cells as a spreadsheet's CSV reader sees them (Python's csv module, newlines inside cells kept)."""
+    return list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+
+
+def test_csv_export_marks_formulas_as_text(hostile: Path, tmp_path: Path) -> None:
+    export(hostile, "hostile", "--format", "csv", "--out", tmp_path)
+    data = (tmp_path / "hostile.csv").read_bytes()
+    cells = csv_cells(data)
+    assert cells[0] == ["n", "amount", "label"]
+    assert [row[2] for row in cells[1:]] == [*HOSTILE.values(), ""]
+    assert [row[1] for row in cells[1:-1]] == [str(-1.5 - i) for i in range(len(HOSTILE))]  # numbers untouched
+    assert b'"a\rb"' in data and b'"\'\r=1"' in data and b'"x\r\ny"' in data, "a CR or LF is always quoted"
+
+
+def test_raw_csv_writes_values_untouched(hostile: Path, tmp_path: Path) -> None:
+    export(hostile, "hostile", "--format", "csv", "--raw-csv", "--out", tmp_path)
+    data = (tmp_path / "hostile.csv").read_bytes()
+    assert [row[2] for row in csv_cells(data)[1:]] == [*HOSTILE, ""]
+    assert b'"a\rb"' in data and b'"\r=1"' in data, "a CR is quoted in raw CSV too"
+    done = run_cli("export", "--db", hostile, "hostile", "--format", "parquet", "--raw-csv", "--out", tmp_path,
+                   env=cli_env())  # fmt: skip
+    assert (done.returncode, done.stderr.strip()) == (
+        2,
+        "error: --raw-csv is for --format csv: Parquet always holds the values as stored",
+    )
+
+
+def test_a_dashboard_download_marks_formulas_as_export_does(hostile: Path, tmp_path: Path) -> None:
+    export(hostile, "hostile", "--format", "csv", "--out", tmp_path)
+    with duckdb.connect(str(serving_path(hostile)), read_only=True) as con:
+        shown = con.execute("select * from marts.hostile").df()
+    downloaded = csv_cells(csv_bytes(shown))
+    exported = csv_cells((tmp_path / "hostile.csv").read_bytes())
+    assert [len(row) for row in downloaded] == [3] * (len(HOSTILE) + 2), "a CR in a cell split a row"
+    assert [row[2] for row in downloaded[1:]] == [*HOSTILE.values(), ""]
+    assert [row[2] for row in downloaded] == [row[2] for row in exported]
+    assert b'"a\rb"' in csv_bytes(shown), "a CR is quoted in a download"
+
+
+# -- --tenant: what a reader of one tenant may export ----------------------------------------------------------------
+TENANT_COLUMNS = ("tenant", "tenant_name", "source_tenant_id", "tenant_id", "tenant_filter")
+
+
+def tenant_ids(tenant: str) -> set[str]:
+    """A tenant's key, display name and source tenant ids (seed `tenants`)."""
+    with (Path(__file__).resolve().parents[2] / "seeds" / "tenants.csv").open() as seed:
+        rows = [row for row in csv.DictReader(seed) if row["tenant_key"] == tenant]
+    return {tenant, *(row["tenant_name"] for row in rows), *(row["source_tenant_id"] for row in rows)}
+
+
+def marts_columns(db: Path) -> dict[str, list[str]]:
+    with duckdb.connect(str(serving_path(db)), read_only=True) as con:
+        found = con.execute(
+            "select table_name, list(column_name) from information_schema.columns "
+            "where table_schema = 'marts' group by all order by all"
+        ).fetchall()
+    return dict(found)
+
+
+def test_export_of_one_tenant_holds_no_row_of_another(demo: DemoWarehouse, tmp_path: Path) -> None:
+    """Every relation with a tenant column, exported with --tenant acme: its tenant columns name acme only,
+    never globex, never a rollup over every tenant or a row without a tenant."""
+    mine, theirs = tenant_ids("acme"), tenant_ids("globex")
+    with_tenant = [name for name, columns in marts_columns(demo.db).items() if set(TENANT_COLUMNS) & set(columns)]
+    assert len(with_tenant) >= 20, with_tenant
+    said = export(demo.db, *with_tenant, "--format", "csv", "--out", tmp_path, "--tenant", "Acme Corporation")
+    assert f"exported {len(with_tenant)} relations" in said
+    rows = 0
+    for name in with_tenant:
+        frame = pd.read_csv(tmp_path / f"{name}.csv", dtype=str, keep_default_na=False)
+        for column in (c for c in TENANT_COLUMNS if c in frame.columns):
+            values = set(frame[column])
+            assert not values & theirs and values <= mine, (name, column, values - mine)
+        rows += len(frame)
+    assert rows > 10_000  # acme's own rows are there
+
+
+def test_export_of_one_tenant_refuses_what_has_no_tenant(demo: DemoWarehouse, tmp_path: Path) -> None:
+    """A relation without a tenant column is refused in one line that names it (session feedback, skills,
+    retention counts); the build's metadata is exported, without counts over every tenant."""
+    columns = marts_columns(demo.db)
+    tenantless = [name for name, names in columns.items() if not set(TENANT_COLUMNS) & set(names)]
+    assert {"session_feedback_daily", "skill_correction_rates", "retained_session_feedback"} <= set(tenantless)
+    for name in sorted(set(tenantless) - {"build_info", "retention_policy_windows"}):
+        done = run_cli("export", name, "--format", "csv", "--out", tmp_path, "--tenant", "acme", "--db", demo.db,
+                       env=cli_env())  # fmt: skip
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, (name, done.stderr)
+        assert done.stderr.startswith(f"error: --tenant acme: {name} holds no tenant's rows"), done.stderr
+    assert not list(tmp_path.iterdir())
+    export(demo.db, "build_info", "retention_policy_windows", "--format", "csv", "--out", tmp_path, "--tenant", "acme")
+    windows = pd.read_csv(tmp_path / "retention_policy_windows.csv")
+    assert len(windows) > 0 and not {"rows_kept", "rows_outside_window"} & set(windows.columns)
+    assert len(pd.read_csv(tmp_path / "build_info.csv")) == 1
+
+
+def test_export_of_an_unknown_tenant_lists_the_valid_ones(demo: DemoWarehouse, tmp_path: Path) -> None:
+    done = run_cli("export", "build_info", "--format", "csv", "--out", tmp_path, "--tenant", "nobody", "--db", demo.db,
+                   env=cli_env())  # fmt: skip
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr == "error: no tenant 'nobody' in the marts; the tenants are: acme, globex, initech, umbrella\n"
+    assert not (tmp_path / "build_info.csv").exists()

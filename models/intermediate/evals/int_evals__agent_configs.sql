@@ -6,7 +6,9 @@
 --   null when none does.
 -- - agent_config_label: the name; the name and the id in parentheses when
 --   another agent config of the same tenant carries the same name; the id
---   when no run names it. Ids are unique, so labels are unique per tenant.
+--   when no run names it; a label that still repeats within the tenant (a
+--   name that reads like another's label or id) gets the id in brackets.
+--   Ids are unique, so labels are unique per tenant.
 
 with runs as (
     select * from {{ ref('stg_workspace__eval_runs') }}
@@ -77,6 +79,22 @@ labelled as (
             else agent_config_name
         end as agent_config_label
     from named
+),
+
+-- a label that still repeats within the tenant (a name that reads like
+-- another config's label with its id, or like another config's id) gets the
+-- id in brackets: ids are unique, so the labels are
+deduplicated as (
+    select
+        agent_id,
+        tenant_id,
+        agent_config_name,
+        case
+            when count(*) over (partition by tenant_id, agent_config_label) > 1
+                then agent_config_label || ' [' || agent_id || ']'
+            else agent_config_label
+        end as agent_config_label
+    from labelled
 )
 
-select * from labelled
+select * from deduplicated

@@ -52,6 +52,22 @@ labelled as (
             else first_words
         end as golden_session_label
     from counted
+),
+
+-- a label that still repeats within the tenant and set (an initial message
+-- that reads like another session's label with its id) gets the id in
+-- brackets: ids are unique, so the labels are
+deduplicated as (
+    select
+        golden_session_id,
+        tenant_id,
+        golden_set,
+        case
+            when count(*) over (partition by tenant_id, golden_set, golden_session_label) > 1
+                then golden_session_label || ' [' || golden_session_id || ']'
+            else golden_session_label
+        end as golden_session_label
+    from labelled
 )
 
-select * from labelled
+select * from deduplicated

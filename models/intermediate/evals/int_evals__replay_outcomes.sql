@@ -14,12 +14,15 @@
 -- - passed: finished, and every dimension of its eval result passed; a
 --   finished replay without dimensions, or with a dimension whose `passed`
 --   is missing, did not pass. Null unless finished (neither pass nor fail).
--- - has_golden_source: the eval_source is a session that was golden at
---   as_of: promoted at or before as_of (metadata.golden.promoted_at; when
---   missing or not a timestamp, the golden session's created_at). Replays
---   of anything else are kept here, flagged, and left out of every mart.
+-- - has_golden_source: the eval_source is a session of the replay's own
+--   tenant that was golden at as_of: promoted at or before as_of
+--   (metadata.golden.promoted_at; when missing or not a timestamp, the
+--   golden session's created_at). Replays of anything else (another
+--   tenant's golden session included) are kept here, flagged, and left out
+--   of every mart.
 -- - replay_recency_rank: among the FINISHED replays of a cell (golden
---   session x agent config), 1 for the latest, 2 for the one before, ...
+--   session x agent config; the flagged replays without a golden source
+--   ranked apart), 1 for the latest, 2 for the one before, ...
 --   (by replayed_at, ties: by replay id); null unless finished.
 
 with sessions as (
@@ -76,6 +79,7 @@ replay_states as (
 golden_sessions as (
     select
         session_id as golden_session_id,
+        tenant_id,
         golden_set,
         coalesce(golden_promoted_at, created_at) as golden_since
     from sessions
@@ -141,7 +145,9 @@ outcomes as (
         end as passed
     from replay_states
     left join golden_sessions_by_as_of
-        on replay_states.golden_session_id = golden_sessions_by_as_of.golden_session_id
+        on
+            replay_states.golden_session_id = golden_sessions_by_as_of.golden_session_id
+            and replay_states.tenant_id is not distinct from golden_sessions_by_as_of.tenant_id
     left join dimension_summary
         on replay_states.replay_session_id = dimension_summary.replay_session_id
     left join divergence_summary
@@ -154,7 +160,7 @@ ranked as (
         case
             when is_finished
                 then row_number() over (
-                    partition by golden_session_id, agent_id, is_finished
+                    partition by golden_session_id, agent_id, has_golden_source, is_finished
                     order by replayed_at desc, replay_session_id desc
                 )
         end as replay_recency_rank
