@@ -1,5 +1,9 @@
 """Plotly figures of the dashboard. Every figure has a title and axis titles with units; `show`
-prints an empty-state message instead of an empty chart."""
+prints an empty-state message instead of an empty chart.
+
+Values from the data (categories, groups, labels, ids on hover) go through dashboards/text.py `plotly`
+here, so Plotly shows them as text: no link, no styling, no reordering. Titles are the caller's: a value
+formatted into one goes through `text.plotly` where the caller formats it."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
+
+from dashboards import text
 
 PALETTE = px.colors.qualitative.Safe
 CELL_STATUSES = {  # eval matrix cell_status -> (colour, legend label, mark in the cell)
@@ -28,6 +34,7 @@ DIRECTION_COLOURS = {
     "insufficient_data": "#d9d9d9",
 }
 DATE_AXIS = "Date (UTC day)"
+TICK_LIMIT = 60  # characters of a category's tick label (a phone's width holds the label and its bar)
 
 
 def show(
@@ -44,6 +51,23 @@ def show(
         st.info(empty)
         return None
     return st.plotly_chart(build(frame), key=key, on_select=on_select, selection_mode=selection_mode)
+
+
+def tick_labels(values: Sequence[object]) -> list[str]:
+    """Categories as tick labels: text (dashboards/text.py), cut to TICK_LIMIT characters; a cut that makes two
+    labels alike numbers them, so each category keeps its own row."""
+    labels = [text.plotly(value, TICK_LIMIT) for value in values]
+    seen: dict[str, int] = {}
+    distinct = set(labels)
+    for index, label in enumerate(labels):
+        if label in seen and str(values[index]) != str(values[seen[label]]):
+            number = 2
+            while f"{label} #{number}" in distinct:
+                number += 1
+            labels[index] = f"{label} #{number}"
+            distinct.add(labels[index])
+        seen.setdefault(label, index)
+    return labels
 
 
 def _finish(
@@ -95,6 +119,7 @@ def rate_lines(
     colours = _colour_map(frame[color].dropna().unique().tolist())
     for group, colour in colours.items():
         rows = frame[frame[color] == group].sort_values(x)
+        shown = text.plotly(group)
         band_x = pd.concat([rows[x], rows[x].iloc[::-1]])
         band_y = pd.concat([rows[high], rows[low].iloc[::-1]])
         figure.add_trace(
@@ -107,8 +132,8 @@ def rate_lines(
                 line={"width": 0},
                 hoverinfo="skip",
                 showlegend=False,
-                legendgroup=str(group),
-                name=f"{group} 95% CI",
+                legendgroup=shown,
+                name=f"{shown} 95% CI",
             )
         )
         counts = rows[hover_count] if hover_count else None
@@ -117,12 +142,12 @@ def rate_lines(
                 x=rows[x],
                 y=rows[y],
                 mode="lines+markers",
-                name=str(group),
-                legendgroup=str(group),
+                name=shown,
+                legendgroup=shown,
                 line={"color": colour},
                 customdata=pd.concat([rows[[low, high]], counts], axis=1) if counts is not None else rows[[low, high]],
                 hovertemplate=(
-                    f"{group}<br>%{{x|%Y-%m-%d}}: %{{y:.1%}}<br>95% CI %{{customdata[0]:.1%}}-%{{customdata[1]:.1%}}"
+                    "%{fullData.name}<br>%{x|%Y-%m-%d}: %{y:.1%}<br>95% CI %{customdata[0]:.1%}-%{customdata[1]:.1%}"
                     + ("<br>n = %{customdata[2]:,}" if counts is not None else "")
                     + "<extra></extra>"
                 ),
@@ -156,12 +181,13 @@ def rate_bars(
         "array": (frame[high] - frame[rate]).clip(lower=0),
         "arrayminus": (frame[rate] - frame[low]).clip(lower=0),
     }
+    categories = tick_labels(frame[category].tolist())
     marker: dict[str, Any] = {"color": colour}
     if patterns is not None:
         marker["pattern"] = {"shape": list(patterns)}
     bar = go.Bar(
-        x=frame[rate] if horizontal else frame[category],
-        y=frame[category] if horizontal else frame[rate],
+        x=frame[rate] if horizontal else categories,
+        y=categories if horizontal else frame[rate],
         orientation="h" if horizontal else "v",
         marker=marker,
         name=rate_title,
@@ -194,6 +220,7 @@ def stacked_bars(
     legend_title: str,
     subtitle: str | None = None,
 ) -> go.Figure:
+    frame = frame.assign(**{color: frame[color].map(text.plotly, na_action="ignore")})
     figure = px.bar(
         frame,
         x=x,
@@ -219,8 +246,8 @@ def count_heatmap(
     figure = go.Figure(
         go.Heatmap(
             z=pivot.to_numpy(),
-            x=list(pivot.columns),
-            y=list(pivot.index),
+            x=tick_labels(list(pivot.columns)),
+            y=tick_labels(list(pivot.index)),
             colorscale="Reds",
             colorbar={"title": {"text": colorbar_title}},
             text=pivot.fillna(0).astype(int).astype(str).to_numpy(),
@@ -270,7 +297,7 @@ def eval_matrix(
     on_select) to drill down. Squares are coloured and marked by cell_status; hover shows the accuracy,
     the replay date and the comparison with the baseline; `highlight` outlines the chosen cell.
     customdata columns: status, accuracy, replayed, golden session id, agent config id, replay id, versus
-    the baseline.
+    the baseline, then the three ids as hover shows them (dashboards/text.py `plotly`).
     """
     sets = sorted(frame["golden_set"].unique())
     sizes = [max(int(frame.loc[frame["golden_set"] == name, "golden_session_id"].nunique()), 1) for name in sets]
@@ -278,7 +305,7 @@ def eval_matrix(
     figure = make_subplots(
         rows=len(sets),
         cols=1,
-        subplot_titles=[f"golden set {name}" for name in sets],
+        subplot_titles=[f"golden set {text.plotly(name)}" for name in sets],
         row_heights=[size / sum(sizes) for size in sizes],
         vertical_spacing=min(0.12, 0.6 / max(len(sets), 1)),
     )
@@ -291,6 +318,8 @@ def eval_matrix(
             agent_names[agent] = f"{agent_names[agent]} (baseline)"
         goldens = sorted(golden_names, key=lambda key: (golden_names[key].casefold(), key))
         agents = sorted(agent_names, key=lambda key: ("(baseline)" not in agent_names[key], agent_names[key], key))
+        golden_names = dict(zip(golden_names, tick_labels(list(golden_names.values())), strict=True))
+        agent_names = dict(zip(agent_names, tick_labels(list(agent_names.values())), strict=True))
         for status, part in cells.groupby("cell_status", sort=False):
             colour, label, mark = CELL_STATUSES.get(str(status), ("#9e9e9e", str(status), "?"))
             versus = part["versus_baseline"].map(VERSUS_BASELINE)
@@ -303,6 +332,10 @@ def eval_matrix(
                     "agent": part["agent_id"],
                     "replay": part["replay_session_id"],
                     "versus": versus.where(versus.notna(), "no comparison with a baseline"),
+                    # the ids as hover shows them; columns 3 to 5 keep them as they are, for a click's selection
+                    "golden_shown": part["golden_session_id"].map(text.plotly),
+                    "agent_shown": part["agent_id"].map(text.plotly),
+                    "replay_shown": part["replay_session_id"].map(text.plotly),
                 }
             )
             figure.add_trace(
@@ -315,9 +348,9 @@ def eval_matrix(
                     textfont={"color": "white", "size": 14},
                     customdata=custom.to_numpy(),
                     hovertemplate=(
-                        "%{y}<br>golden session %{customdata[3]}<br>%{x}<br>agent config %{customdata[4]}<br>"
+                        "%{y}<br>golden session %{customdata[7]}<br>%{x}<br>agent config %{customdata[8]}<br>"
                         "status <b>%{customdata[0]}</b>, %{customdata[6]}<br>accuracy %{customdata[1]}<br>"
-                        "replayed %{customdata[2]} UTC<br>replay %{customdata[5]}<extra></extra>"
+                        "replayed %{customdata[2]} UTC<br>replay %{customdata[9]}<extra></extra>"
                     ),
                     name=label,
                     legendgroup=label,

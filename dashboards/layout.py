@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from dashboards import data, filters
+from dashboards import data, filters, text
 from warehouse.export_format import CSV_TIMESTAMP, neutralise
 
 COMMANDS = """```sh
@@ -67,9 +67,9 @@ def page(title: str) -> tuple[data.WarehouseStatus, filters.Filters]:
 
 
 def scope(current: filters.Filters, applies: str) -> None:
-    """One line saying which filters this page honours."""
+    """One line saying which filters this page honours (the tenant and project as text: dashboards/text.py)."""
     st.caption(
-        f"Period {current.period_label()} vs {current.previous_label()} · {current.scope_label()} · "
+        f"Period {current.period_label()} vs {current.previous_label()} · {text.markdown(current.scope_label())} · "
         f"{current.retention_label()}. {applies}"
     )
 
@@ -98,10 +98,10 @@ def section(name: str) -> Iterator[None]:
         st.warning(f"{name} is unavailable: {exc}")
 
 
-def _rows_end_with_lf(text: str) -> str:
+def _rows_end_with_lf(csv: str) -> str:
     """CSV written with CRLF row ends (so that Python's writer quotes every cell holding a CR or an LF) with LF
     row ends, as `export` writes: a CRLF outside quotes ends a row; inside a quoted cell it is the cell's."""
-    parts = text.split('"')  # even parts lie outside quotes (an escaped "" leaves an empty part between)
+    parts = csv.split('"')  # even parts lie outside quotes (an escaped "" leaves an empty part between)
     parts[::2] = [part.replace("\r\n", "\n") for part in parts[::2]]
     return '"'.join(parts)
 
@@ -118,8 +118,8 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
             frame[column] = values.dt.tz_convert("UTC").dt.tz_localize(None)
         elif values.dtype == object or isinstance(values.dtype, pd.StringDtype):
             frame[column] = values.map(lambda value: neutralise(value) if isinstance(value, str) else value)
-    text = frame.to_csv(index=False, date_format=CSV_TIMESTAMP, lineterminator="\r\n")
-    return _rows_end_with_lf(text).encode()
+    written = frame.to_csv(index=False, date_format=CSV_TIMESTAMP, lineterminator="\r\n")
+    return _rows_end_with_lf(written).encode()
 
 
 def table(frame: pd.DataFrame, name: str, **options: Any) -> Any:

@@ -32,7 +32,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.offline
 
-from dashboards import charts, data
+from dashboards import charts, data, text
 from dashboards.filters import Filters
 from dashboards.queries import evals, overview, retention, scope, session_feedback, skills
 from dashboards.queries.period_rates import weekly_rates
@@ -95,15 +95,20 @@ def _names(value: object) -> str:
     return ", ".join(str(item) for item in list(value))
 
 
+def _escape(value: str) -> str:
+    """Text for the page: control and bidi characters made visible (dashboards/text.py), then HTML-escaped."""
+    return html.escape(text.visible(value, limit=None))
+
+
 def _table(rows: list[dict[str, str]], numbers: tuple[str, ...] = ()) -> str:
     """An HTML table of already formatted text (escaped here); `numbers` are right-aligned columns."""
     if not rows:
         return ""
-    head = "".join(f"<th>{html.escape(name)}</th>" for name in rows[0])
+    head = "".join(f"<th>{_escape(name)}</th>" for name in rows[0])
     body = "".join(
         "<tr>"
         + "".join(
-            f'<td class="number">{html.escape(value)}</td>' if name in numbers else f"<td>{html.escape(value)}</td>"
+            f'<td class="number">{_escape(value)}</td>' if name in numbers else f"<td>{_escape(value)}</td>"
             for name, value in row.items()
         )
         + "</tr>"
@@ -119,11 +124,11 @@ class _Builder:
         self.parts: list[str] = []
         self.charts = 0
 
-    def heading(self, text: str, note: str) -> None:
-        self.parts.append(f"<h2>{html.escape(text)}</h2><p class='note'>{html.escape(note)}</p>")
+    def heading(self, heading: str, note: str) -> None:
+        self.parts.append(f"<h2>{_escape(heading)}</h2><p class='note'>{_escape(note)}</p>")
 
-    def text(self, text: str) -> None:
-        self.parts.append(f"<p>{html.escape(text)}</p>")
+    def text(self, line: str) -> None:
+        self.parts.append(f"<p>{_escape(line)}</p>")
 
     def raw(self, markup: str) -> None:
         self.parts.append(markup)
@@ -511,7 +516,7 @@ def _build(
         f"<title>{html.escape(title)}</title><style>{STYLE}</style>"
         f"<script>{plotly.offline.get_plotlyjs()}</script></head><body>"
         f"<h1>{html.escape(title)}</h1>"
-        f"<p class='meta'>Data as of {day} (UTC) · {html.escape(f.scope_label())} · {f.retention_label()} · "
+        f"<p class='meta'>Data as of {day} (UTC) · {_escape(f.scope_label())} · {f.retention_label()} · "
         f"marts built as of {built_as_of} at {status.built_at or 'unknown'} UTC · generated "
         f"{generated:%Y-%m-%d %H:%M} UTC from {html.escape(status.path)}</p>" + "".join(report.parts) + "</body></html>"
     )

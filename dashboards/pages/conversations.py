@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboards import charts, layout
+from dashboards import charts, layout, text
 from dashboards.queries import conversations as queries
 
 status, f = layout.page("Conversations and reactions")
@@ -27,7 +27,7 @@ with layout.section("Satisfaction"):
     columns = st.columns(max(len(totals), 1))
     for column, row in zip(columns, totals.itertuples(), strict=False):
         column.metric(
-            f"Satisfaction, {row.segment_value} reactions",
+            f"Satisfaction, {text.markdown(row.segment_value)} reactions",
             "no data" if pd.isna(row.rate) else f"{row.rate:.1%}",
             help="ok / (ok + not_ok + neutral) over the active reactions of the period.",
         )
@@ -43,7 +43,7 @@ with layout.section("Satisfaction"):
             high="satisfaction_rate_ci_high",
             color="origin",
             title="Satisfaction per day by origin",
-            subtitle=f"Bands: 95% CI. {f.period_label()} · {f.scope_label()}",
+            subtitle=f"Bands: 95% CI. {f.period_label()} · {text.plotly(f.scope_label())}",
             y_title="Satisfaction (% of active reactions that are ok)",
             legend_title="Origin",
             hover_count="reactions",
@@ -122,8 +122,10 @@ with layout.section("Conversations"):
         )
         rows = table.selection.rows if table is not None else []
         chosen = conversations.iloc[rows[0] if rows else 0]
+        # upstream values as code spans (dashboards/text.py): shown as text, never as markdown
         st.markdown(
-            f"**Conversation `{chosen['conversation_id']}`** ({chosen['tenant_name']} / {chosen['project']})"
+            f"**Conversation** {text.markdown(chosen['conversation_id'])} "
+            f"({text.markdown(chosen['tenant_name'])} / {text.markdown(chosen['project'])})"
             + ("" if rows else ": the most recent one; select a row above to pick another")
         )
         turns, history = queries.conversation_detail(

@@ -10,7 +10,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import charts, layout
+from dashboards import charts, layout, text
 from dashboards.queries import evals as queries
 
 status, f = layout.page("Evals")
@@ -62,8 +62,8 @@ with layout.section("Eval matrix"):
         st.caption(
             f"{len(waiting):,} cells have no finished replay yet (replays still running): "
             + "; ".join(
-                f"{row['golden_set']} · {row['golden_session_label']} · {row['agent_config_label']}, "
-                f"since {row['pending_since']:%Y-%m-%d %H:%M} UTC"
+                f"{text.markdown(row['golden_set'])} · {text.markdown(row['golden_session_label'])} · "
+                f"{text.markdown(row['agent_config_label'])}, since {row['pending_since']:%Y-%m-%d %H:%M} UTC"
                 for _, row in waiting.iterrows()
             )
         )
@@ -113,22 +113,24 @@ with layout.section("Eval matrix"):
 
         def cell_label(cell: tuple[str, str]) -> str:
             row = by_cell.loc[cell]
-            return (
-                f"{row['golden_set']} · {row['golden_session_label']} · {row['agent_config_label']} "
-                f"· {row['cell_status']}" + (" · newer replay pending" if row["has_pending_replay"] else "")
+            return (  # a selectbox option is text; bidi and control characters are made visible
+                f"{text.visible(row['golden_set'])} · {text.visible(row['golden_session_label'])} · "
+                f"{text.visible(row['agent_config_label'])} · {row['cell_status']}"
+                + (" · newer replay pending" if row["has_pending_replay"] else "")
             )
 
         golden_session_id, agent_id = st.selectbox("Cell", cells, format_func=cell_label, key="eval_cell")
         cell = by_cell.loc[(golden_session_id, agent_id)]
         accuracy = cell["overall_accuracy"]
         st.container(key="eval_cell_detail").markdown(
-            f"**{cell['cell_status']}** · golden session {cell['golden_session_label']} (`{golden_session_id}`) · "
-            f"agent config {cell['agent_config_label']} (`{agent_id}`) · "
-            f"replay `{cell['replay_session_id']}` on {cell['replayed_at']:%Y-%m-%d %H:%M} UTC · accuracy "
+            f"**{cell['cell_status']}** · golden session {text.markdown(cell['golden_session_label'])} "
+            f"({text.markdown(golden_session_id)}) · agent config {text.markdown(cell['agent_config_label'])} "
+            f"({text.markdown(agent_id)}) · replay {text.markdown(cell['replay_session_id'])} "
+            f"on {cell['replayed_at']:%Y-%m-%d %H:%M} UTC · accuracy "
             + ("n/a" if pd.isna(accuracy) else f"{accuracy:.1%}")
             + (
-                f" · {pending_note(cell)}: `{cell['pending_replay_session_id']}`; the cell keeps this result "
-                "until it finishes"
+                f" · {pending_note(cell)}: {text.markdown(cell['pending_replay_session_id'])}; "
+                "the cell keeps this result until it finishes"
                 if cell["has_pending_replay"]
                 else ""
             )
@@ -139,7 +141,10 @@ with layout.section("Eval matrix"):
             charts.show(
                 dimensions,
                 lambda frame: px.bar(
-                    frame.assign(result=frame["passed"].map({True: "passed", False: "failed"})),
+                    frame.assign(
+                        result=frame["passed"].map({True: "passed", False: "failed"}),
+                        dimension=frame["dimension"].map(text.plotly),
+                    ),
                     x="score",
                     y="dimension",
                     color="result",
@@ -256,7 +261,10 @@ st.subheader("Accuracy and pass rate per golden set and agent config")
 with layout.section("Eval trends"):
     trend = queries.eval_trend(f.start, f.end, f.retained, f.tenant)
     names = charts.distinct_labels(queries.eval_matrix(f.tenant), "agent_id", "agent_config_label")
-    trend = trend.assign(agent=[names.get(agent, charts.short_id(agent)) for agent in trend["agent_id"]])
+    trend = trend.assign(
+        agent=[text.plotly(names.get(agent, charts.short_id(agent))) for agent in trend["agent_id"]],
+        golden_set=trend["golden_set"].map(text.plotly),
+    )
     for measure, label in (("pass_rate", "Pass rate (% of replays)"), ("mean_accuracy", "Mean accuracy (0 to 1)")):
         charts.show(
             trend.dropna(subset=[measure]),

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboards import charts, data, layout
+from dashboards import charts, data, layout, text
 from dashboards.queries import skills as queries
 
 
@@ -85,7 +85,7 @@ with layout.section("Correction rates"):
         st.warning(
             "Insufficient data for "
             + ", ".join(
-                f"**{row.skill_id}** (n = {row.sample_size}"
+                f"{text.markdown(row.skill_id)} (n = {row.sample_size}"
                 + (f"; {row.undated_events:,} undated, in no window)" if row.undated_events else ")")
                 for row in insufficient.itertuples()
             )
@@ -209,7 +209,7 @@ with layout.section("Skill drill-down"):
             st.session_state["skill"] = (
                 worsening["skill_id"].iloc[0] if not worsening.empty else (ranked_skills or skills)[0]
             )
-        skill = st.selectbox("Skill", skills, key="skill")
+        skill = st.selectbox("Skill", skills, key="skill", format_func=text.visible)
         weekly, events = queries.skill_detail(skill, f.start, f.end, f.retained)
         charts.show(
             weekly.dropna(subset=["correction_rate"]).assign(skill_id=skill),
@@ -220,24 +220,26 @@ with layout.section("Skill drill-down"):
                 low="correction_rate_ci_low",
                 high="correction_rate_ci_high",
                 color="skill_id",
-                title=f"Weekly correction rate of {skill}",
+                title=f"Weekly correction rate of {text.plotly(skill)}",
                 subtitle=f"Bands: 95% CI. Weeks overlapping {f.period_label()}",
                 x_title="Week starting (UTC, Monday)",
                 y_title="Correction rate (% of invocations)",
                 legend_title="Skill",
                 hover_count="sample_size",
             ),
-            f"No events of {skill} in the weeks of this period.",
+            f"No events of {text.markdown(skill)} in the weeks of this period.",
         )
         skill_undated = rates.loc[rates["skill_id"] == skill, "undated_events"].fillna(0).sum()
         if skill_undated:
             # no skill id in markdown: an upstream value is shown as text only (in the selector above)
             st.caption(f"Not listed: {int(skill_undated):,} undated event(s) of this skill, in no period.")
         if events.empty:
-            st.info(f"No events of {skill} in {f.period_label()}.")
+            st.info(f"No events of {text.markdown(skill)} in {f.period_label()}.")
         else:
             matching = int(events["matching"].iloc[0])
-            st.caption(f"The latest {len(events):,} of {matching:,} events of {skill} in {f.period_label()}.")
+            st.caption(
+                f"The latest {len(events):,} of {matching:,} events of {text.markdown(skill)} in {f.period_label()}."
+            )
             has_snippets = events["user_message_snippet"].notna().any()
             shown = events.drop(columns=["matching"] + ([] if has_snippets else ["user_message_snippet"]))
             if not has_snippets:
