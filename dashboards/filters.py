@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboards import data
+from dashboards import data, text
 from dashboards.queries import scope
 
 PERIODS = (7, 30, 90)
@@ -115,7 +115,7 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
     tenant = sidebar.selectbox(
         "Tenant",
         tenant_options,
-        format_func=lambda key: tenant_names.get(key, key),
+        format_func=lambda key: text.visible(tenant_names.get(key, key)),  # a name from upstream: inert text
         key="tenant",
         bind="query-params",
         help="Applies where a mart has a tenant: reactions, conversations, evals, unified signals. "
@@ -131,6 +131,7 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
     project = sidebar.selectbox(
         "Project",
         project_options,
+        format_func=text.visible,  # a name from upstream: control and direction characters shown, not obeyed
         key="project",
         bind="query-params",
         help="Turn reactions and conversations carry a project; other sources do not.",

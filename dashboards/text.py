@@ -21,20 +21,13 @@ from __future__ import annotations
 
 import html
 import re
-import unicodedata
+
+from warehouse.printable import printable
 
 LABEL_LIMIT = 120  # characters of a value in a label, a title or a line of text
 ELLIPSIS = "…"
-# bidirectional formatting characters: embeddings, overrides, isolates and marks
-_BIDI = {"\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
 _BACKTICKS = re.compile(r"`+")
 _PLAIN_PUNCTUATION = {" ", "-", "/"}  # with letters and digits: text markdown leaves as it is (no `.`: www.x.y links)
-
-
-def _inert(character: str) -> str:
-    if character in _BIDI or unicodedata.category(character) in ("Cc", "Zl", "Zp"):
-        return f"\\u{ord(character):04x}"
-    return character
 
 
 def visible(value: object, limit: int | None = LABEL_LIMIT) -> str:
@@ -42,7 +35,7 @@ def visible(value: object, limit: int | None = LABEL_LIMIT) -> str:
     text = "" if value is None else str(value)
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + ELLIPSIS
-    return "".join(_inert(character) for character in text)
+    return printable(text)  # the same escapes as the terminal and the logs (warehouse/printable.py)
 
 
 def plotly(value: object, limit: int | None = LABEL_LIMIT) -> str:
