@@ -23,7 +23,7 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from dashboards import data
+from dashboards import data, text
 from dashboards.queries import conversations, overview, session_feedback
 from demo import IMPROVING_SKILL, NEW_SKILL, TENANTS
 from tests.support.dashboard import (
@@ -503,8 +503,12 @@ def test_eval_cell_drill_down_follows_the_chosen_cell(use_warehouse, demo: DemoW
     app.selectbox(key="eval_cell").set_value((golden, agent)).run()
     assert_no_exception(app)
     detail = "\n".join(markdown.value for markdown in app.markdown)
-    # by name, with the id beside it
-    assert f"**pass** · golden session {golden_label} (`{golden}`) · agent config {agent_label} (`{agent}`)" in detail
+    # by name, with the id beside it; both come from upstream, so markdown shows them as text (dashboards/text.py)
+    shown = (
+        f"**pass** · golden session {text.markdown(golden_label)} ({text.markdown(golden)}) · "
+        f"agent config {text.markdown(agent_label)} ({text.markdown(agent)})"
+    )
+    assert shown in detail
     dimensions = app.dataframe[0].value
     assert list(dimensions.columns[:3]) == ["dimension", "score", "passed"] and dimensions["passed"].all()
     assert replay in detail
