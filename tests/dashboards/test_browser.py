@@ -21,7 +21,7 @@ import pytest
 
 from tests.support.dashboard import (
     ARTIFACTS,
-    IDLE,
+    LOAD_TIMEOUT_MS,
     PAGES,
     ROOT,
     VIEWPORT,
@@ -31,13 +31,13 @@ from tests.support.dashboard import (
     chromium,
     copy_warehouse,
     demo_or_fail,
+    open_page,
     start_dashboard,
+    wait_until_idle,
 )
 from warehouse.location import serving_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-LOAD_TIMEOUT_MS = 60_000
 
 
 @pytest.fixture(scope="module")
@@ -75,23 +75,6 @@ def page(browser) -> Iterator[object]:
         yield opened
     finally:
         context.close()
-
-
-def wait_until_idle(page) -> None:
-    """Wait until the script run is over, no element is a placeholder or stale, and Plotly drew every chart
-    (twice, a moment apart: Streamlit loads widget code lazily and a rerun can start right after a run)."""
-    for _ in range(2):
-        page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT_MS)
-        page.wait_for_timeout(300)
-    page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT_MS)
-
-
-def open_page(page, server: DashboardServer, dashboard_page: DashboardPage) -> None:
-    page.goto(f"{server.url}/{dashboard_page.address}")
-    page.get_by_role("heading", name=dashboard_page.title, level=1).wait_for(timeout=LOAD_TIMEOUT_MS)
-    # the sidebar's last filter: drawn by the entry point before the page itself
-    page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').wait_for(timeout=LOAD_TIMEOUT_MS)
-    wait_until_idle(page)
 
 
 def assert_no_streamlit_exception(page) -> None:

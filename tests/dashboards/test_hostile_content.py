@@ -22,20 +22,20 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from tests.support import pdf
 from tests.support.dashboard import (
     ARTIFACTS,
-    IDLE,
+    LOAD_TIMEOUT_MS,
     PAGES,
     VIEWPORT,
-    DashboardPage,
     DashboardServer,
     chromium,
     cli,
+    open_page,
     start_dashboard,
+    wait_until_idle,
 )
 from tests.support.hostile import HostileWarehouse, Listener, hostile_warehouse, listener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LOAD_TIMEOUT_MS = 60_000
 TICK_START = 40  # characters of a payload every view shows, even a tick label cut to charts.TICK_LIMIT
 # What the payloads would leave in the DOM: a link or image pointing at the listener or at javascript:, an
 # element with an inline handler or a script of a payload's own, and styling of the words the
@@ -151,20 +151,6 @@ def watch(browser, listening: Listener) -> Iterator[Watch]:
         yield watching
     finally:
         watching.close()
-
-
-def wait_until_idle(page) -> None:
-    for _ in range(2):
-        page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT_MS)
-        page.wait_for_timeout(300)
-    page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT_MS)
-
-
-def open_page(page, server: DashboardServer, dashboard_page: DashboardPage) -> None:
-    page.goto(f"{server.url}/{dashboard_page.address}")
-    page.get_by_role("heading", name=dashboard_page.title, level=1).wait_for(timeout=LOAD_TIMEOUT_MS)
-    page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').wait_for(timeout=LOAD_TIMEOUT_MS)
-    wait_until_idle(page)
 
 
 def selectbox(page, label: str):

@@ -48,6 +48,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 VIEWPORT = {"width": 1500, "height": 1000}
+LOAD_TIMEOUT_MS = 60_000  # a page's first load on a loaded machine
 # true once a page is idle: the script run is over, nothing is a placeholder or stale, every chart drawn
 IDLE = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
@@ -97,6 +98,23 @@ PAGES = (
     DashboardPage("pages/retention.py", "retention", "Retention"),
     DashboardPage("pages/warehouse.py", "warehouse", "Warehouse"),
 )
+
+
+def wait_until_idle(page) -> None:
+    """Wait until the script run is over, no element is a placeholder or stale, and Plotly drew every chart
+    (twice, a moment apart: Streamlit loads widget code lazily and a rerun can start right after a run)."""
+    for _ in range(2):
+        page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT_MS)
+        page.wait_for_timeout(300)
+    page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT_MS)
+
+
+def open_page(page, server: DashboardServer, dashboard_page: DashboardPage) -> None:
+    page.goto(f"{server.url}/{dashboard_page.address}")
+    page.get_by_role("heading", name=dashboard_page.title, level=1).wait_for(timeout=LOAD_TIMEOUT_MS)
+    # the sidebar's last filter: drawn by the entry point before the page itself
+    page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').wait_for(timeout=LOAD_TIMEOUT_MS)
+    wait_until_idle(page)
 
 
 @dataclass(frozen=True)
