@@ -81,7 +81,7 @@ def tenantless(what: str) -> bool:
     scope = data.current_scope()
     if scope.is_all:
         return False
-    tenants = ", ".join(sorted(scope.tenants or ())) or "none"
+    tenants = ", ".join(text.markdown(tenant) for tenant in sorted(scope.tenants or ())) or "none"  # keys: upstream
     st.info(
         f"{what}: not available. It has no tenant, and your access covers only the tenants: {tenants}. "
         "Sources without a tenant need access to every tenant."

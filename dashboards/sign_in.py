@@ -24,6 +24,7 @@ from typing import NoReturn
 
 import streamlit as st
 
+from dashboards import text
 from warehouse.access import EVERYTHING, AccessMap, Identity, Scope, load_access_map
 from warehouse.errors import UserError
 
@@ -167,7 +168,7 @@ def _sign_in_page() -> None:
 def _no_access_page(settings: Settings, identity: Identity) -> Callable[[], None]:
     def draw() -> None:
         st.title("No access")
-        st.text(f"You are signed in as {identity.user}, but no tenant is open to you.")  # text: never markup
+        st.text(f"You are signed in as {text.visible(identity.user)}, but no tenant is open to you.")  # never markup
         st.write("Ask whoever runs this dashboard to add you, or one of your groups, to its access map.")
         if settings.auth == "oidc" and st.button("Sign out"):
             st.logout()
@@ -222,6 +223,6 @@ def sidebar(identity: Identity) -> None:
     if identity.via == "local":
         return
     with st.sidebar:
-        st.text(f"Signed in as {identity.user}")
+        st.text(f"Signed in as {text.visible(identity.user)}")
         if identity.via == "oidc" and st.button("Sign out", key="sign_out"):
             st.logout()

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboards import data
+from dashboards import data, text
 from dashboards.queries import conversations, evals, overview, period_rates, retention, session_feedback, skills
 from dashboards.queries import scope as filter_scope
 from dashboards.queries import warehouse as warehouse_queries
@@ -264,3 +264,13 @@ def test_report_for_a_tenant_reader_refuses_another_tenant(on_demo) -> None:
     text = re.sub(r"<script>.*?</script>", "", made.html, flags=re.S)
     assert "Acme Corporation" in text
     assert not leaks(text)
+
+
+def test_the_not_available_note_shows_the_readers_tenant_keys_as_text(on_demo) -> None:
+    # tenant keys are upstream values (the access map repeats them): a key written as a markdown link must not
+    # become one in the note that replaces a tenantless page
+    hostile = "[acme](http://127.0.0.1:9/a)"
+    app = run_as(next(page for page in PAGES if page.url_path == "session-feedback"), Scope.only({A, hostile}))
+    assert_no_exception(app)
+    notes = [info.value for info in app.info if "not available" in info.value]
+    assert notes and all(text.markdown(hostile) in note for note in notes), notes
