@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.dashboard import CHROMIUM as CHROMIUM_PATH
+from tests.support.environment import in_ci, unavailable
 from tests.support.ingest import cli_env
 from warehouse.location import serving_path
 
@@ -92,6 +93,8 @@ def test_every_file_the_command_line_created_is_private_under_umask_022(pipeline
     ]
     if CHROMIUM_PATH.exists():
         expected.append(pipeline / "warehouse" / "report.pdf")
+    elif in_ci():  # the PDF's mode is part of what this test shows: CI must print it
+        unavailable("browser", f"chromium not found at {CHROMIUM_PATH}: the report's PDF was not printed")
     missing = [str(path) for path in expected if not path.is_file()]
     assert not missing, f"the pipeline did not create {missing}"
     archive = list((pipeline / "warehouse" / "feedback-archive").rglob("*.parquet"))
@@ -175,8 +178,9 @@ def test_an_export_is_neither_blocked_nor_redirected_by_names_planted_in_its_fol
     assert all((out / name).is_symlink() for name in leftovers)
 
 
-@pytest.mark.skipif(not CHROMIUM_PATH.exists(), reason="--pdf needs chromium")
 def test_printing_the_pdf_does_not_write_through_a_planted_symlink(pipeline: Path, tmp_path: Path) -> None:
+    if not CHROMIUM_PATH.exists():  # skipped locally, a failure under CI (tests/support/environment.py)
+        unavailable("browser", f"chromium not found at {CHROMIUM_PATH}: apt-get install -y chromium")
     db = pipeline / "warehouse" / "feedback.duckdb"
     out = tmp_path / "report"
     out.mkdir()
