@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from dashboards import data, filters, text
+from dashboards import data, filters, text, words
 from warehouse.export_format import CSV_TIMESTAMP, neutralise
 
 COMMANDS = """```sh
@@ -85,6 +85,21 @@ def tenantless(what: str) -> bool:
     st.info(
         f"{what}: not available. It has no tenant, and your access covers only the tenants: {tenants}. "
         "Sources without a tenant need access to every tenant."
+    )
+    return True
+
+
+def not_split(current: filters.Filters, what: str) -> bool:
+    """True, after saying so in place of the numbers, when a tenant (or project) is selected and `what` comes
+    from a source without one (session feedback, analyzer events) or counts over every tenant: its numbers would
+    be the all-tenant ones, which the selected scope does not cover. Every card, chart or table of such a
+    source calls it (or shows words.not_split(...) as its value) instead of drawing the all-tenant number."""
+    reading = words.not_split(current.tenant, current.project)
+    if reading is None:
+        return False
+    st.info(
+        f"{what}: {reading}. This source has no tenant or project, so its numbers cover every tenant; "
+        "set the tenant filter to All to see them."
     )
     return True
 

@@ -1,0 +1,86 @@
+"""Words and units for numbers and codes, shared by every page and the report: one place says how a rate, a
+change, a count, a p-value or a surface reads.
+
+- A rate is a percentage (`80.9%`); a difference of two rates is in percentage points (`+3.1 pp`), never `%`.
+- Counts carry thousands separators (`3,080`).
+- Codes from the marts read as words (`cli_end` is "CLI /end"); unknown codes stay as they are (as text:
+  dashboards/text.py escapes them where they are drawn).
+- A metric whose source has no tenant (session feedback, analyzer events) or no project reads NOT_SPLIT_BY_TENANT
+  (NOT_SPLIT_BY_PROJECT) in place of its number while a tenant (project) is selected: see `not_split`.
+"""
+
+from __future__ import annotations
+
+import math
+
+MISSING = "n/a"
+NOT_SPLIT_BY_TENANT = "not split by tenant"
+NOT_SPLIT_BY_PROJECT = "not split by project"
+
+# session feedback's end-session surfaces (warehouse/contracts.py SESSION_SOURCES)
+SURFACES = {"cli_end": "CLI /end", "cli_exit": "CLI /exit", "api_end": "API session end"}
+
+P_VALUE_HELP = (
+    "p-value: the chance of a change at least this large if nothing had really changed (two-proportion z-test). "
+    "Small is evidence of a real change."
+)
+Q_VALUE_HELP = (
+    "q-value: the p-value adjusted for testing many rows at once (Benjamini-Hochberg): among rows with q below "
+    "0.05, at most 5% are expected to be chance. A row is significant when its q-value is below the level."
+)
+
+
+def _missing(*values: object) -> bool:
+    return any(value is None or (isinstance(value, float) and math.isnan(value)) for value in values) or any(
+        type(value).__name__ in {"NAType", "NaTType"} for value in values
+    )
+
+
+def count(value: object) -> str:
+    """A count with thousands separators: 3080 -> `3,080`."""
+    return MISSING if _missing(value) else f"{int(value):,}"
+
+
+def percent(rate: object, digits: int = 1) -> str:
+    """A rate (a fraction) as a percentage: 0.809 -> `80.9%`."""
+    return MISSING if _missing(rate) else f"{float(rate):.{digits}%}"
+
+
+def points(change: object, digits: int = 1) -> str:
+    """A difference of two rates (fractions) in percentage points, signed: 0.031 -> `+3.1 pp`; zero is `0.0 pp`."""
+    if _missing(change):
+        return MISSING
+    value = round(float(change) * 100, digits)
+    return f"{0:.{digits}f} pp" if value == 0 else f"{value:+.{digits}f} pp"
+
+
+def rate_interval(low: object, high: object) -> str:
+    """A rate's interval: `78.0% to 83.1%`."""
+    return MISSING if _missing(low, high) else f"{percent(low)} to {percent(high)}"
+
+
+def points_interval(low: object, high: object) -> str:
+    """A change's interval in percentage points: `+1.0 to +5.2 pp`."""
+    if _missing(low, high):
+        return MISSING
+    return f"{float(low) * 100:+.1f} to {float(high) * 100:+.1f} pp"
+
+
+def probability(value: object) -> str:
+    """A p- or q-value: two significant digits, and below 0.0001 only that (a double underflows to 0)."""
+    return MISSING if _missing(value) else ("< 0.0001" if float(value) < 1e-4 else f"{float(value):.2g}")
+
+
+def surface(code: object) -> str:
+    """An end-session surface in words (`cli_end` -> "CLI /end"); an unknown code as it is."""
+    return SURFACES.get(str(code), "" if code is None else str(code))
+
+
+def not_split(tenant: str | None, project: str | None) -> str | None:
+    """What a metric without a tenant (and project) reads in place of its number under these filters, or None
+    when no tenant or project is selected (then its all-tenant number is the right one)."""
+    if tenant:
+        return NOT_SPLIT_BY_TENANT
+    if project:
+        return NOT_SPLIT_BY_PROJECT
+    return None
