@@ -14,6 +14,7 @@ import argparse
 import os
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 from tests.support.dashboard import PAGES, ROOT, chromium, demo_warehouse, open_page, start_dashboard
@@ -37,12 +38,31 @@ def dashboard_shots(db: Path, out: Path, env: dict[str, str], query: str = "") -
                     else:
                         open_page(page, server, dashboard_page)
                     path = out / f"{dashboard_page.url_path}-{name}.png"
-                    page.screenshot(path=str(path), full_page=True)
+                    whole_page(page, viewport, path)
                     written.append(path)
                 context.close()
     finally:
         server.stop()
     return written
+
+
+# Streamlit scrolls inside its main container, not the document: a full-page shot would stop at the viewport
+CONTENT_HEIGHT = """() => Math.max(...[...document.querySelectorAll(
+    '[data-testid="stMain"], [data-testid="stAppViewContainer"], [data-testid="stSidebarContent"]'
+)].map(element => element.scrollHeight))"""
+MAX_HEIGHT = 12_000  # pixels: a longer page is cut there
+
+
+def whole_page(page, viewport: dict[str, int], path: Path) -> None:
+    """A screenshot of the page's whole content: the viewport grown to the content's height, then restored."""
+    from tests.support.dashboard import wait_until_idle
+
+    height = min(max(int(page.evaluate(CONTENT_HEIGHT)), viewport["height"]), MAX_HEIGHT)
+    page.set_viewport_size({"width": viewport["width"], "height": height})
+    page.wait_for_timeout(500)
+    wait_until_idle(page)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(viewport)
 
 
 def open_page_again(page, dashboard_page) -> None:
@@ -76,6 +96,22 @@ def report_shots(db: Path, out: Path, env: dict[str, str], extra: list[str]) -> 
     return written
 
 
+def tenant_name(db: Path, tenant: str) -> str:
+    """The tenant filter's URL value: the tenant's display name (a key is looked up in the serving file)."""
+    import duckdb
+
+    from warehouse.location import serving_path
+
+    with duckdb.connect(str(serving_path(db)), read_only=True) as connection:
+        found = connection.execute(
+            "select any_value(tenant_name) from marts.feedback_signals_daily where tenant = $1 or tenant_name = $1",
+            [tenant],
+        ).fetchall()
+    if not found or found[0][0] is None:
+        raise SystemExit(f"error: no tenant {tenant!r} in {serving_path(db)}")
+    return found[0][0]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -90,9 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         db, env = demo.db, demo.env()
     else:
         db, env = args.db.resolve(), {**os.environ, "FEEDBACK_DB": str(args.db.resolve())}
+    tenant = tenant_name(db, args.tenant) if args.tenant else None
     query = "&".join(
         part
-        for part in (f"tenant={args.tenant}" if args.tenant else "", f"period={args.period}" if args.period else "")
+        for part in (
+            f"tenant={urllib.parse.quote_plus(tenant)}" if tenant else "",
+            f"period={args.period}" if args.period else "",
+        )
         if part
     )
     written = dashboard_shots(db, args.out, env, query)
