@@ -19,6 +19,12 @@
 {%- set window_days = var('trend_window_days') %}
 {%- set min_invocations = var('min_invocations') %}
 {%- set significance_level = var('trend_significance_level', 0.05) %}
+{#- The window bounds as instants; the published dates are the UTC days they
+    cover: a window starting at midnight starts on that day, else on the next
+    one (a date as_of ends its day, so its windows hold whole days); an
+    exclusive end at midnight ends on the day before, else on its own day. #}
+{%- set recent_start_at = dbt.dateadd('day', -window_days, as_of_timestamp()) %}
+{%- set prior_start_at = dbt.dateadd('day', -2 * window_days, as_of_timestamp()) %}
 
 with events as (
     select * from {{ ref('int_analyzer__events_weighted') }}
@@ -29,11 +35,11 @@ events_in_trend_windows as (
         skill_id,
         dimension_hint,
         is_correction or is_partial as is_correction_or_partial,
-        invoked_at >= {{ dbt.dateadd('day', -window_days, as_of_timestamp()) }} as is_recent
+        invoked_at >= {{ recent_start_at }} as is_recent
     from events
     where
         invoked_at is not null
-        and invoked_at >= {{ dbt.dateadd('day', -2 * window_days, as_of_timestamp()) }}
+        and invoked_at >= {{ prior_start_at }}
 ),
 
 invocations_per_skill as (
@@ -140,10 +146,22 @@ published as (
     select
         skill_id,
         dimension,
-        cast({{ dbt.dateadd('day', -window_days, as_of_timestamp()) }} as date) as recent_start,
+        case
+            when {{ recent_start_at }} = cast(cast({{ recent_start_at }} as date) as {{ dbt.type_timestamp() }})
+                then cast({{ recent_start_at }} as date)
+            else cast({{ dbt.dateadd('day', 1, recent_start_at) }} as date)
+        end as recent_start,
         cast({{ as_of_timestamp() }} as date) as recent_end,
-        cast({{ dbt.dateadd('day', -2 * window_days, as_of_timestamp()) }} as date) as prior_start,
-        cast({{ dbt.dateadd('day', -window_days, as_of_timestamp()) }} as date) as prior_end,
+        case
+            when {{ prior_start_at }} = cast(cast({{ prior_start_at }} as date) as {{ dbt.type_timestamp() }})
+                then cast({{ prior_start_at }} as date)
+            else cast({{ dbt.dateadd('day', 1, prior_start_at) }} as date)
+        end as prior_start,
+        case
+            when {{ recent_start_at }} = cast(cast({{ recent_start_at }} as date) as {{ dbt.type_timestamp() }})
+                then cast({{ dbt.dateadd('day', -1, recent_start_at) }} as date)
+            else cast({{ recent_start_at }} as date)
+        end as prior_end,
         recent_invocations,
         prior_invocations,
         recent_events,
