@@ -25,6 +25,11 @@
     exclusive end at midnight ends on the day before, else on its own day. #}
 {%- set recent_start_at = dbt.dateadd('day', -window_days, as_of_timestamp()) %}
 {%- set prior_start_at = dbt.dateadd('day', -2 * window_days, as_of_timestamp()) %}
+{%- set timestamp_type = dbt.type_timestamp() %}
+{%- set recent_starts_at_midnight =
+    recent_start_at ~ ' = cast(cast(' ~ recent_start_at ~ ' as date) as ' ~ timestamp_type ~ ')' %}
+{%- set prior_starts_at_midnight =
+    prior_start_at ~ ' = cast(cast(' ~ prior_start_at ~ ' as date) as ' ~ timestamp_type ~ ')' %}
 
 with events as (
     select * from {{ ref('int_analyzer__events_weighted') }}
@@ -147,18 +152,16 @@ published as (
         skill_id,
         dimension,
         case
-            when {{ recent_start_at }} = cast(cast({{ recent_start_at }} as date) as {{ dbt.type_timestamp() }})
-                then cast({{ recent_start_at }} as date)
+            when {{ recent_starts_at_midnight }} then cast({{ recent_start_at }} as date)
             else cast({{ dbt.dateadd('day', 1, recent_start_at) }} as date)
         end as recent_start,
         cast({{ as_of_timestamp() }} as date) as recent_end,
         case
-            when {{ prior_start_at }} = cast(cast({{ prior_start_at }} as date) as {{ dbt.type_timestamp() }})
-                then cast({{ prior_start_at }} as date)
+            when {{ prior_starts_at_midnight }} then cast({{ prior_start_at }} as date)
             else cast({{ dbt.dateadd('day', 1, prior_start_at) }} as date)
         end as prior_start,
         case
-            when {{ recent_start_at }} = cast(cast({{ recent_start_at }} as date) as {{ dbt.type_timestamp() }})
+            when {{ recent_starts_at_midnight }}
                 then cast({{ dbt.dateadd('day', -1, recent_start_at) }} as date)
             else cast({{ recent_start_at }} as date)
         end as prior_end,
