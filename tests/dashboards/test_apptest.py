@@ -420,10 +420,8 @@ def test_skills_state_the_build_windows_and_leave_a_missing_trend_out(
         con.execute("update marts.skill_correction_rates set correction_lookback_days = 60")
         con.execute("update marts.skill_dimension_hotspots set correction_lookback_days = 60")
         con.execute("update marts.skill_correction_trends set trend_window_days = 14")
-        con.execute(
-            "update marts.skill_dimension_changes set recent_start = recent_end - 13, prior_end = recent_end - 14, "
-            "prior_start = recent_end - 27"
-        )
+        shifted = "recent_start = recent_end - 13, prior_end = recent_end - 14, prior_start = recent_end - 27"
+        con.execute(f"update marts.skill_dimension_changes set {shifted}")
         missing = [
             skill_id
             for (skill_id,) in con.execute(
