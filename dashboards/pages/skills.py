@@ -253,7 +253,7 @@ with layout.section("Trends"):
             low="low_points",
             high="high_points",
             title="Change in correction rate",
-            rate_title="Change, pp (+ is worse)",
+            rate_title="Change (pp)",
             category_title="Skill",
             horizontal=True,
             colour=[charts.DIRECTION_COLOURS.get(direction, "#90a4ae") for direction in shown["direction"]],
