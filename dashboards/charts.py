@@ -262,6 +262,53 @@ def count_heatmap(
     return _finish(figure, title, x_title, y_title, subtitle=subtitle)
 
 
+def change_heatmap(
+    frame: pd.DataFrame,
+    *,
+    row: str,
+    column: str,
+    change: str,
+    cell_text: str,
+    hover: str,
+    title: str,
+    x_title: str,
+    y_title: str,
+) -> go.Figure:
+    """Rows x columns coloured by a change of a rate (a fraction, drawn in percentage points), diverging around 0:
+    red where the rate rose (worse), blue where it fell; `cell_text` is written in each cell and `hover` shown on
+    hover (both already text: the caller formats them, as text.plotly). A cell without a change stays empty."""
+    rows = list(dict.fromkeys(frame[row]))
+    columns = list(dict.fromkeys(frame[column]))
+    cells = frame.set_index([row, column])
+
+    def grid(name: str, empty: object) -> list[list[object]]:
+        return [[cells[name].get((r, c), empty) if (r, c) in cells.index else empty for c in columns] for r in rows]
+
+    points = [[None if pd.isna(value) else float(value) * 100 for value in line] for line in grid(change, None)]
+    largest = max([abs(value) for line in points for value in line if value is not None], default=1.0) or 1.0
+    figure = go.Figure(
+        go.Heatmap(
+            z=points,
+            x=tick_labels(columns),
+            y=tick_labels(rows),
+            zmin=-largest,
+            zmax=largest,
+            zmid=0,
+            colorscale="RdBu_r",
+            colorbar={"title": {"text": "pp"}, "ticksuffix": " pp", "thickness": 12},
+            text=grid(cell_text, ""),
+            texttemplate="%{text}",
+            customdata=grid(hover, ""),
+            hovertemplate="%{customdata}<extra></extra>",
+            xgap=2,
+            ygap=2,
+        )
+    )
+    figure.update_yaxes(autorange="reversed", type="category")
+    figure.update_xaxes(type="category", tickangle=-45)
+    return _finish(figure, title, x_title, y_title)
+
+
 def short_id(value: object, length: int = 8) -> str:
     return str(value)[:length]
 

@@ -1,9 +1,12 @@
-"""Skills: correction-rate ranking, trend direction, skill x dimension hotspots, a skill's recent events.
+"""Skills: what got significantly worse (skill and dimension), correction-rate ranking, trend direction, the
+change per skill and dimension, a skill's weekly rate and recent events.
 
-Reads skill_correction_rates, skill_correction_trends with skill_correction_trend_intervals (the change's
-interval), skill_dimension_hotspots, skill_correction_weekly and the retained or stored analyzer events
-(dashboards/queries/skills.py). Undated events (the analyzer wrote no timestamp) are in no window: the page
-says how many each skill has (skill_correction_rates.undated_events)."""
+Reads skill_dimension_changes, skill_correction_rates, skill_correction_trends with
+skill_correction_trend_intervals (the change's interval), skill_correction_weekly and the retained or stored
+analyzer events (dashboards/queries/skills.py). The fixed windows of the marts are stated in each section's
+title; the weekly chart and the events follow the period. Analyzer events carry no tenant: with a tenant or a
+project selected every section says so in place of its numbers. Undated events (the analyzer wrote no
+timestamp) are in no window: the page says how many each skill has (skill_correction_rates.undated_events)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboards import charts, data, layout, text
+from dashboards import charts, data, layout, text, words
 from dashboards.queries import skills as queries
 
 
@@ -26,8 +29,74 @@ def days(window: int | None, unknown: str) -> str:
     return f"{window} days" if window is not None else unknown
 
 
-def p_text(name: str, value: float) -> str:
-    return f"{name}<0.001" if value < 0.001 else f"{name}={value:.3f}"
+DIRECTIONS = {
+    "worsening": "worse",
+    "improving": "better",
+    "stable": "stable",
+    "insufficient_data": "too few invocations",
+}
+SECTIONS = (
+    "Got significantly worse",
+    "Correction-rate ranking",
+    "Trend",
+    "Change by skill and dimension",
+    "A skill's weekly rate and events",
+)
+
+
+def dimension_words(dimension: object) -> str:
+    """A dimension of the seed analyzer_dimensions in words (`trigger_quality` -> "trigger quality")."""
+    return str(dimension).replace("_", " ")
+
+
+def change_window(changes: pd.DataFrame, unknown: str) -> str:
+    """The length of skill_dimension_changes' recent window in days (its first to its last day), as words."""
+    if changes.empty:
+        return unknown
+    first = changes.iloc[0]
+    return days((pd.Timestamp(first.recent_end) - pd.Timestamp(first.recent_start)).days + 1, unknown)
+
+
+def windows_caption(changes: pd.DataFrame) -> str:
+    """The two trend windows of skill_dimension_changes as dates (the same on every row)."""
+    first, window = changes.iloc[0], change_window(changes, "the recent window")
+    return (
+        f"Last {window}: {first.recent_start:%Y-%m-%d} to {first.recent_end:%Y-%m-%d}; the {window} before: "
+        f"{first.prior_start:%Y-%m-%d} to {first.prior_end:%Y-%m-%d} (UTC)."
+    )
+
+
+def worsening_line(row: Any) -> str:
+    """One significant worsening in words: skill, dimension, by how much, its interval, both rates and their n."""
+    interval = words.points_interval(row.rate_change_ci_low, row.rate_change_ci_high)
+    return (
+        f"- {text.markdown(row.skill_id)}, **{text.markdown(dimension_words(row.dimension))}**: "
+        f"**{words.points(row.rate_change)}** (95% CI {interval}): "
+        f"{words.percent(row.recent_rate)} of {words.count(row.recent_invocations)} invocations drew a correction "
+        f"on it, against {words.percent(row.prior_rate)} of {words.count(row.prior_invocations)} before "
+        f"(q {words.probability(row.q_value)})"
+    )
+
+
+def change_hover(row: Any, window: str) -> str:
+    """A skill x dimension cell's hover text (Plotly text: upstream values escaped)."""
+    lines = [
+        f"{text.plotly(row.skill_id)} · {text.plotly(dimension_words(row.dimension))}",
+        f"change {words.points(row.rate_change)} (95% CI "
+        f"{words.points_interval(row.rate_change_ci_low, row.rate_change_ci_high)})",
+        f"last {window} {words.percent(row.recent_rate)} of {words.count(row.recent_invocations)} invocations",
+        f"{window} before {words.percent(row.prior_rate)} of {words.count(row.prior_invocations)}",
+        f"p {words.probability(row.p_value)}, q {words.probability(row.q_value)}"
+        + (" (significant)" if row.is_significant else "" if pd.notna(row.q_value) else " (too few to test)"),
+    ]
+    return "<br>".join(lines)
+
+
+def change_text(row: Any) -> str:
+    """The cell's text: the change in pp, * when significant after BH."""
+    if pd.isna(row.rate_change):
+        return ""
+    return f"{float(row.rate_change) * 100:+.1f}" + ("*" if row.is_significant else "")
 
 
 def undated_note(rates: pd.DataFrame) -> tuple[str, pd.DataFrame] | None:
@@ -44,27 +113,27 @@ def undated_note(rates: pd.DataFrame) -> tuple[str, pd.DataFrame] | None:
 
 
 def trend_label(row: Any) -> str:
-    """skill: direction, p and BH q-value (* when significant); n/a when a window is empty (no trend at all)."""
+    """skill: direction in words (* when significant after BH); n/a when a window is empty (no trend at all).
+    The p- and q-values are in the hover and the table, explained in their tooltips, not in the axis."""
     if pd.isna(row.trend):
         return f"{row.skill_id}: n/a (a window has no events)"
-    if row.direction == "insufficient_data":
-        return f"{row.skill_id}: insufficient data"
-    if pd.isna(row.p_value):
-        return f"{row.skill_id}: {row.direction}, no test"
     mark = " *" if row.is_significant else ""
-    return f"{row.skill_id}: {row.direction}, {p_text('p', row.p_value)}, {p_text('q', row.q_value)}{mark}"
+    return f"{row.skill_id}: {DIRECTIONS.get(row.direction, row.direction)}{mark}"
 
 
 status, f = layout.page("Skills")
 if layout.tenantless("Skills (analyzer events)"):
     st.stop()
+if words.not_split(f.tenant, f.project):
+    # analyzer events carry no tenant or project: every section says so in place of its numbers
+    layout.scope(f, "Analyzer events carry no tenant or project.")
+    for name in SECTIONS:
+        st.subheader(name)
+        layout.not_split(f, name)
+    st.stop()
 as_of = status.as_of.isoformat() if status.as_of else "the build"
 try:  # one query for the three skill marts (the sections below would each fail alike)
-    rates, trends, hotspots = (
-        queries.skill_correction_rates(),
-        queries.skill_correction_trends(),
-        queries.skill_dimension_hotspots(),
-    )
+    rates, trends = queries.skill_correction_rates(), queries.skill_correction_trends()
 except data.WarehouseUnavailable as exc:
     st.warning(f"The skill marts are unavailable: {exc}")
     st.stop()
@@ -73,30 +142,63 @@ lookback = days(build_window(rates, "correction_lookback_days"), "the lookback w
 recent_window = days(build_window(trends, "trend_window_days"), "the recent window")
 layout.scope(
     f,
-    f"Ranking, trends and hotspots are the marts' windows as of {as_of} (rates over the last {lookback}, trend "
-    f"= last {recent_window} vs the {recent_window} before); the weekly chart and the events follow the period. "
-    "Analyzer events carry no tenant.",
+    f"Each section's title states its window (as of {as_of}); only the weekly chart and the events of the last "
+    "section follow the period. Analyzer events carry no tenant.",
 )
 
-st.subheader("Correction-rate ranking")
+try:
+    changes = queries.skill_dimension_changes()
+except data.WarehouseUnavailable as exc:
+    st.warning(f"The change by skill and dimension is unavailable: {exc}")
+    changes = None
+change = change_window(changes if changes is not None else pd.DataFrame(), "the recent window")
+st.subheader(f"Got significantly worse: last {change} vs the {change} before")
+with layout.section("Got significantly worse"):
+    if changes is None:
+        pass
+    elif changes.empty:
+        st.info("No skill has a correction or partial with a dimension in either window: nothing to compare.")
+    else:
+        tested = int(changes["q_value"].notna().sum())
+        worse = changes[changes["is_significant_worsening"].fillna(False).astype(bool)]
+        st.caption(
+            windows_caption(changes) + " A dimension's rate: the skill's corrections and partials on that "
+            "dimension per invocation of the skill (every invocation counts)."
+        )
+        if worse.empty:
+            st.success(
+                f"Nothing got significantly worse (last {change} vs the {change} before, "
+                f"{words.count(tested)} skill x dimension cells tested)."
+            )
+        else:
+            st.markdown(
+                f"**{words.count(len(worse))}** of {words.count(tested)} skill x dimension cells tested got "
+                "significantly worse:\n\n" + "\n".join(worsening_line(row) for row in worse.itertuples()),
+                help=words.Q_VALUE_HELP,
+            )
+
+st.subheader(f"Correction-rate ranking: last {lookback}")
 with layout.section("Correction rates"):
     insufficient = rates[~rates["sufficient_data"].fillna(False).astype(bool)]
     if not insufficient.empty:
         st.warning(
-            "Insufficient data for "
+            "Too few invocations to rank: "
             + ", ".join(
-                f"{text.markdown(row.skill_id)} (n = {row.sample_size}"
-                + (f"; {row.undated_events:,} undated, in no window)" if row.undated_events else ")")
+                f"{text.markdown(row.skill_id)} (n = {words.count(row.sample_size)}"
+                + (f"; {words.count(row.undated_events)} undated, in no window)" if row.undated_events else ")")
                 for row in insufficient.itertuples()
             )
-            + ": fewer invocations than the minimum (dbt var `min_invocations`). Their rates are shown hatched "
-            "in grey, below the ranked skills, and should not be compared."
+            + ". Their rates are shown hatched in grey, below the ranked skills, and should not be compared."
         )
     ranked = pd.concat([rates.drop(insufficient.index), insufficient]).dropna(subset=["correction_rate"])
     ranked["label"] = [
-        f"{skill} (n={n:,})" if ok else f"{skill} (n={n:,}, insufficient data)"
+        f"{skill} (n={n:,})" if ok else f"{skill} (n={n:,}, too few)"
         for skill, n, ok in zip(ranked["skill_id"], ranked["sample_size"], ranked["sufficient_data"], strict=True)
     ]
+    st.caption(
+        f"Corrections per invocation over the last {lookback} to {as_of}, a partial counting one half. Error bars: "
+        "95% CI; hatched grey: too few invocations."
+    )
     charts.show(
         ranked,
         lambda frame: charts.rate_bars(
@@ -105,9 +207,8 @@ with layout.section("Correction rates"):
             rate="correction_rate",
             low="correction_rate_ci_low",
             high="correction_rate_ci_high",
-            title="Correction rate by skill",
-            subtitle=f"Error bars: 95% CI. {lookback} to {as_of}; hatched grey: insufficient data",
-            rate_title="Correction rate (% of invocations; a partial counts one half)",
+            title=f"Correction rate, last {lookback}",
+            rate_title="% of invocations",
             category_title="Skill",
             horizontal=True,
             colour=[charts.PALETTE[0] if ok else "#bdbdbd" for ok in frame["sufficient_data"]],
@@ -133,68 +234,93 @@ with layout.section("Trends"):
     else:
         tested = int(trends["q_value"].notna().sum())
         # A NULL trend (a window without events) stays missing: no bar, "n/a" in its label; never a bar at 0.
-        trends = trends.assign(label=[trend_label(row) for row in trends.itertuples()]).astype(
-            {"trend": float, "trend_ci_low": float, "trend_ci_high": float}
+        # Drawn in percentage points: the marts' fractions times 100 (formatting only).
+        shown = trends.assign(
+            label=[trend_label(row) for row in trends.itertuples()],
+            trend_points=trends["trend"].astype(float) * 100,
+            low_points=trends["trend_ci_low"].astype(float) * 100,
+            high_points=trends["trend_ci_high"].astype(float) * 100,
+        )
+        st.caption(
+            "Change in correction rate, last minus before, in percentage points (+ is worse). Error bars: 95% CI "
+            f"of the difference; * significant after the Benjamini-Hochberg correction over the {tested} skills "
+            "tested; n/a: a window has no events."
         )
         figure = charts.rate_bars(
-            trends,
+            shown,
             category="label",
-            rate="trend",
-            low="trend_ci_low",
-            high="trend_ci_high",
-            title=f"Change in correction rate: last {recent_window} minus the {recent_window} before",
-            subtitle=(
-                "Error bars: 95% CI of the difference; * significant, Benjamini-Hochberg q <= 0.05 over the "
-                f"{tested} skills tested (z-test); n/a: no bar, a window has no events. As of {as_of}"
-            ),
-            rate_title="Change in correction rate (percentage points; + is worse)",
+            rate="trend_points",
+            low="low_points",
+            high="high_points",
+            title="Change in correction rate",
+            rate_title="Change (pp)",
             category_title="Skill",
             horizontal=True,
-            colour=[charts.DIRECTION_COLOURS.get(direction, "#90a4ae") for direction in trends["direction"]],
-            patterns=["/" if direction == "insufficient_data" else "" for direction in trends["direction"]],
+            colour=[charts.DIRECTION_COLOURS.get(direction, "#90a4ae") for direction in shown["direction"]],
+            patterns=["/" if direction == "insufficient_data" else "" for direction in shown["direction"]],
         )
-        figure.update_xaxes(tickformat="+.0%", rangemode="normal", zeroline=True)
-        figure.update_layout(height=max(300, 60 + 28 * len(trends)))
+        figure.update_traces(
+            hovertemplate="%{y}: %{x:+.1f} pp<br>95% CI %{customdata[0]:+.1f} to %{customdata[1]:+.1f} pp"
+            "<extra></extra>"
+        )
+        figure.update_xaxes(tickformat="+.0f", ticksuffix=" pp", rangemode="normal", zeroline=True)
+        figure.update_layout(height=max(300, 60 + 28 * len(shown)))
         st.plotly_chart(figure)
         layout.table(
-            trends[
-                ["skill_id", "direction", "recent_rate", "prior_rate", "recent_sample", "prior_sample", "trend"]
-                + ["p_value", "q_value", "is_significant"]
+            shown.assign(
+                change=[words.points(value) for value in shown["trend"]],
+                direction_words=[DIRECTIONS.get(value, value) for value in shown["direction"]],
+            )[
+                ["skill_id", "change", "direction_words", "recent_rate", "prior_rate", "recent_sample"]
+                + ["prior_sample", "p_value", "q_value", "is_significant"]
             ],
             "skill_correction_trends",
             hide_index=True,
             column_config={
+                "skill_id": "Skill",
+                "change": st.column_config.TextColumn("Change", help="Last minus before, in percentage points"),
+                "direction_words": "Direction",
                 "recent_rate": st.column_config.NumberColumn(f"Last {recent_window}", format="percent"),
                 "prior_rate": st.column_config.NumberColumn(f"{recent_window.capitalize()} before", format="percent"),
-                "trend": st.column_config.NumberColumn("Change", format="percent"),
-                "p_value": st.column_config.NumberColumn("p-value", format="%.4f"),
-                "q_value": st.column_config.NumberColumn(
-                    "q-value (BH)",
-                    format="%.4f",
-                    help="p-value adjusted for testing every skill at once (Benjamini-Hochberg false discovery rate)",
-                ),
-                "is_significant": "Significant (q <= 0.05)",
+                "recent_sample": st.column_config.NumberColumn("Invocations, last", format="localized"),
+                "prior_sample": st.column_config.NumberColumn("Invocations, before", format="localized"),
+                "p_value": st.column_config.NumberColumn("p-value", format="%.4f", help=words.P_VALUE_HELP),
+                "q_value": st.column_config.NumberColumn("q-value", format="%.4f", help=words.Q_VALUE_HELP),
+                "is_significant": st.column_config.CheckboxColumn("Significant", help=words.Q_VALUE_HELP),
             },
         )
 
-st.subheader("Hotspots: where corrections land")
-with layout.section("Hotspots"):
-    hotspot_lookback = days(build_window(hotspots, "correction_lookback_days"), lookback)
+st.subheader(f"Change by skill and dimension: last {change} vs the {change} before")
+with layout.section("Change by skill and dimension"):
+    cells = (changes if changes is not None else pd.DataFrame(columns=["rate_change"])).dropna(subset=["rate_change"])
+    if not cells.empty:
+        st.caption(
+            "Change in a dimension's rate (corrections and partials on it per invocation of the skill), in "
+            "percentage points: red got worse, blue better; * significant after the Benjamini-Hochberg correction "
+            "over every skill x dimension cell. Empty: no correction on that dimension in either window, or a "
+            "window without invocations. " + windows_caption(changes)
+        )
     charts.show(
-        hotspots,
-        lambda frame: charts.count_heatmap(
-            frame.pivot_table(index="skill_id", columns="dimension", values="occurrences", aggfunc="sum"),
-            title="Corrections and partials by skill and dimension",
-            subtitle=f"Events with a dimension hint, {hotspot_lookback} to {as_of}",
-            x_title="Dimension (analyzer dimension_hint)",
+        cells.assign(
+            dimension_label=[dimension_words(value) for value in cells["dimension"]],
+            cell_text=[change_text(row) for row in cells.itertuples()],
+            hover=[change_hover(row, change) for row in cells.itertuples()],
+        ).sort_values(["skill_id", "dimension_label"]),
+        lambda frame: charts.change_heatmap(
+            frame,
+            row="skill_id",
+            column="dimension_label",
+            change="rate_change",
+            cell_text="cell_text",
+            hover="hover",
+            title="Change per skill and dimension (pp)",
+            x_title="Dimension",
             y_title="Skill",
-            colorbar_title="events",
-            hover_label="corrections and partials",
-        ),
-        f"No correction or partial with a dimension in the last {hotspot_lookback}.",
+        ).update_layout(height=max(320, 140 + 30 * frame["skill_id"].nunique())),
+        "No skill has a correction with a dimension in both windows: no change to show.",
     )
 
-st.subheader("A skill's recent events")
+st.subheader(f"A skill's weekly rate and events: the period, {f.period_label()}")
 with layout.section("Skill drill-down"):
     skills = sorted(set(rates["skill_id"]) | set(trends["skill_id"]))
     if not skills:
@@ -220,8 +346,8 @@ with layout.section("Skill drill-down"):
                 low="correction_rate_ci_low",
                 high="correction_rate_ci_high",
                 color="skill_id",
-                title=f"Weekly correction rate of {text.plotly(skill)}",
-                subtitle=f"Bands: 95% CI. Weeks overlapping {f.period_label()}",
+                title=f"Weekly correction rate, {text.plotly(skill, 24)}",
+                subtitle="Bands: 95% CI. Weeks overlapping the period",
                 x_title="Week starting (UTC, Monday)",
                 y_title="Correction rate (% of invocations)",
                 legend_title="Skill",
@@ -251,8 +377,19 @@ with layout.section("Skill drill-down"):
                 shown,
                 "skill_invocations",
                 hide_index=True,
+                # at phone width the first columns are what shows: when, what, on which dimension
+                column_order=["invoked_at", "outcome", "dimension_hint"]
+                + [column for column in shown.columns if column not in ("invoked_at", "outcome", "dimension_hint")],
                 column_config={
                     "invoked_at": st.column_config.DatetimeColumn("Invoked at (UTC)", format="YYYY-MM-DD HH:mm"),
+                    "outcome": "Outcome",
+                    "dimension_hint": "Dimension",
+                    "correction_type": "Correction type",
+                    "confidence": st.column_config.NumberColumn("Confidence", format="%.2f"),
+                    "turns_to_feedback": st.column_config.NumberColumn("Turns to feedback", format="localized"),
+                    "ai_tools_used": "AI tools used",
                     "user_message_snippet": st.column_config.TextColumn("User message (snippet)", width="large"),
+                    "session_id": "Session",
+                    "event_id": "Event",
                 },
             )

@@ -1,5 +1,5 @@
-"""The Skills page's queries: the skill marts (rates, trends with the change's interval, hotspots) and one
-skill's weekly rate and latest events."""
+"""The Skills page's queries: the skill marts (rates, trends with the change's interval, hotspots, the change
+per skill and dimension) and one skill's weekly rate and latest events."""
 
 from __future__ import annotations
 
@@ -54,6 +54,24 @@ def skill_correction_trends() -> pd.DataFrame:
 
 def skill_dimension_hotspots() -> pd.DataFrame:
     return _skill_marts()[2]
+
+
+@_cached
+def skill_dimension_changes() -> pd.DataFrame:
+    """marts.skill_dimension_changes: per skill and dimension, the rate (corrections and partials of the dimension
+    per invocation of the skill) of the last trend window against the one before, the change with its interval
+    and BH q-value; significant worsenings first, then by change, largest first."""
+    (changes,) = _queries(
+        """
+        select skill_id, dimension, recent_start, recent_end, prior_start, prior_end,
+               recent_invocations, prior_invocations, recent_events, prior_events, recent_rate, prior_rate,
+               rate_change, rate_change_ci_low, rate_change_ci_high, p_value, q_value, is_significant,
+               is_significant_worsening
+        from marts.skill_dimension_changes
+        order by is_significant_worsening desc, rate_change desc nulls last, skill_id, dimension
+        """
+    )
+    return changes
 
 
 @_cached

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import yaml
 
 from tests.support.dashboard import DemoWarehouse, copy_warehouse, demo_or_fail
 
@@ -189,6 +190,66 @@ def test_correction_rate_per_week_and_skill_is_skill_correction_weekly(layer: Se
     )
     expected = {(w, s): (rounded(rate), n) for w, s, rate, n in marts}
     assert len(expected) > 50 and got == expected
+
+
+def seed_dimensions() -> list[str]:
+    with (ROOT / "seeds" / "analyzer_dimensions.csv").open() as seed:
+        return [row["dimension"] for row in csv.DictReader(seed)]
+
+
+@pytest.mark.parametrize("window", ["recent", "prior"])
+def test_dimension_rates_per_skill_are_skill_dimension_changes(
+    layer: SemanticLayer, tmp_path: Path, window: str
+) -> None:
+    """<dimension>_dimension_rate by skill over a trend window of skill_dimension_changes is its rate: the
+    dimension's corrections and partials over EVERY invocation of the skill (correction_rate grouped by
+    analyzer_event__dimension divides by the dimension's own events instead, which this also shows). The demo's
+    as_of is a date, so each window holds the whole days from its start to its end date."""
+    metrics = [f"{dimension}_dimension_rate" for dimension in seed_dimensions()]
+    (start, end), *others = layer.marts(
+        f"select distinct cast({window}_start as varchar), cast({window}_end as varchar) "
+        "from marts.skill_dimension_changes"
+    )
+    assert not others, "one window per build"
+    day_filter = f"{{{{ TimeDimension('metric_time', 'day') }}}} >= '{start}' and "
+    day_filter += f"{{{{ TimeDimension('metric_time', 'day') }}}} <= '{end}'"
+    rows = layer.query(
+        tmp_path / "q.csv",
+        "--metrics", ",".join(metrics),
+        "--group-by", "analyzer_event__skill_id",
+        "--where", day_filter,
+    )  # fmt: skip
+    got = {
+        (r["analyzer_event__skill_id"], metric.removesuffix("_dimension_rate")): rounded(r[metric])
+        for r in rows
+        for metric in metrics
+    }
+    mart = layer.marts(
+        f"select skill_id, dimension, {window}_rate, {window}_invocations, {window}_events "
+        "from marts.skill_dimension_changes"
+    )
+    expected = {(skill, dimension): rounded(rate) for skill, dimension, rate, _, _ in mart if rate is not None}
+    # MetricFlow leaves the ratio empty when no row passes the numerator's filter (no such event: a rate of 0)
+    got = {key: 0.0 if rate is None else rate for key, rate in got.items()}
+    assert len(expected) > 40 and {key: got.get(key) for key in expected} == expected
+    # a skill x dimension without a correction or partial in either window has no cell: its rate is 0
+    assert all(rate == 0.0 for key, rate in got.items() if key not in expected)
+    # the old trap: correction_rate by dimension is over the dimension's own events, far above the share
+    trap = layer.query(
+        tmp_path / "trap.csv",
+        "--metrics", "correction_rate",
+        "--group-by", "analyzer_event__skill_id,analyzer_event__dimension",
+        "--where", day_filter,
+    )  # fmt: skip
+    by_dimension = {(r["analyzer_event__skill_id"], r["analyzer_event__dimension"]): r for r in trap}
+    assert all(float(by_dimension[key]["correction_rate"]) > rate for key, rate in expected.items() if rate)
+
+
+def test_dimension_rate_metrics_cover_the_seed_dimensions() -> None:
+    """One <dimension>_dimension_rate metric per dimension of seeds/analyzer_dimensions.csv, no more, no fewer."""
+    metrics = yaml.safe_load((ROOT / "models" / "marts" / "semantic" / "_semantic__metrics.yml").read_text())
+    names = {metric["name"] for metric in metrics["metrics"] if metric["name"].endswith("_dimension_rate")}
+    assert names == {f"{dimension}_dimension_rate" for dimension in seed_dimensions()}
 
 
 def test_eval_pass_rate_and_accuracy_per_day_set_and_config_are_eval_set_accuracy_trend(

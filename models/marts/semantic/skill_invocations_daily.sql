@@ -17,7 +17,8 @@ counts as (
         skill_id,
         dimension_hint as dimension,
         count(*) as invocations,
-        sum(correction_weight) as weighted_corrections
+        sum(correction_weight) as weighted_corrections,
+        count(case when is_correction or is_partial then 1 end) as corrections_and_partials
     from events
     where invoked_at is not null
     group by cast(invoked_at as date), skill_id, dimension_hint
