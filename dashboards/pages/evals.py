@@ -203,6 +203,7 @@ with layout.section("Eval matrix"):
                         y="mean_score",
                         markers=True,
                         symbol="result",
+                        range_y=[0, 1.02],  # from 0: one failing replay must not read as a cliff
                         title="Mean dimension score<br>of every finished replay of this cell",
                         labels={
                             "replayed_at": "Replayed at (UTC)",
@@ -326,7 +327,8 @@ with layout.section("Baseline comparison"):
     elif split:
         worse = queries.eval_baseline_worse_cells(f.tenant)
         st.markdown(
-            f"**Worse than the baseline: {words.count(len(worse))} cells** (the candidate fails a golden session "
+            f"**Worse than the baseline: {words.count(len(worse))} {'cell' if len(worse) == 1 else 'cells'}** "
+            "(the candidate fails a golden session "
             "the baseline passes)"
         )
         if worse.empty:

@@ -114,6 +114,10 @@ def test_a_cells_divergences_are_a_table_of_expected_against_actual(use_demo, de
     assert not any(cell.startswith(("[{", "{")) for cell in table["expected"])  # no raw JSON left
 
 
+def worse_heading(cells: int) -> str:
+    return f"Worse than the baseline: {words.count(cells)} {'cell' if cells == 1 else 'cells'}**"
+
+
 def test_the_cells_worse_than_the_baseline_are_listed_by_name(use_demo, demo: DemoWarehouse) -> None:
     worse = marts(
         demo,
@@ -130,7 +134,7 @@ def test_the_cells_worse_than_the_baseline_are_listed_by_name(use_demo, demo: De
     app = run_page(EVALS)
     assert_no_exception(app)
     shown = markdown_text(app)
-    assert f"Worse than the baseline: {words.count(len(worse))} cells" in shown
+    assert worse_heading(len(worse)) in shown
     for golden_label, agent_label, change, _ in worse:
         line = next(
             (row for row in shown.splitlines() if text.markdown(golden_label) in row and "fails where" in row), ""
@@ -142,7 +146,7 @@ def test_the_cells_worse_than_the_baseline_are_listed_by_name(use_demo, demo: De
     mine = run_page(EVALS, tenant=tenant)
     assert_no_exception(mine)
     shown = markdown_text(mine)
-    assert f"Worse than the baseline: {words.count(sum(row[3] == tenant for row in worse))} cells" in shown
+    assert worse_heading(sum(row[3] == tenant for row in worse)) in shown
     for _, _, change, owner in worse:
         if owner != tenant:
             assert words.points(round(change, 6)) not in shown
