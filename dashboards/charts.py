@@ -112,9 +112,12 @@ def rate_lines(
     x_title: str = DATE_AXIS,
     legend_title: str | None = None,
     hover_count: str | None = None,
+    hover_text: str | None = None,
     subtitle: str | None = None,
+    y_range: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """One line per group with its 95% interval as a band."""
+    """One line per group with its 95% interval as a band; `hover_text` names a column of text (for Plotly:
+    dashboards/text.py) added to each point's hover, e.g. "7 of 8 replays passed"; `y_range` fixes the axis."""
     figure = go.Figure()
     colours = _colour_map(frame[color].dropna().unique().tolist())
     for group, colour in colours.items():
@@ -137,6 +140,7 @@ def rate_lines(
             )
         )
         counts = rows[hover_count] if hover_count else None
+        extra = "" if hover_text is None else "<br>" + rows[hover_text].astype(str)
         figure.add_trace(
             go.Scatter(
                 x=rows[x],
@@ -149,12 +153,16 @@ def rate_lines(
                 hovertemplate=(
                     "%{fullData.name}<br>%{x|%Y-%m-%d}: %{y:.1%}<br>95% CI %{customdata[0]:.1%}-%{customdata[1]:.1%}"
                     + ("<br>n = %{customdata[2]:,}" if counts is not None else "")
-                    + "<extra></extra>"
+                    + "%{text}<extra></extra>"
                 ),
+                text=extra if hover_text is not None else [""] * len(rows),  # hover only: the mode draws no text
             )
         )
     figure.update_layout(legend_title_text=legend_title or color)
-    figure.update_yaxes(rangemode="tozero")
+    if y_range is None:
+        figure.update_yaxes(rangemode="tozero")
+    else:
+        figure.update_yaxes(range=list(y_range))
     return _finish(figure, title, x_title, y_title, y_percent=True, subtitle=subtitle)
 
 
@@ -333,8 +341,27 @@ def distinct_labels(cells: pd.DataFrame, id_column: str, label_column: str) -> d
     return labels.to_dict()
 
 
+def column_letters(frame: pd.DataFrame) -> dict[str, str]:
+    """agent_id -> a short column name for the eval matrix (A, B, ..., Z, AA, ...): baselines first, then by
+    the agent config's label; one letter per agent config across every golden set's panel. A phone's width holds
+    a letter per column where it cannot hold the names; the page lists what each letter stands for."""
+    names = distinct_labels(frame, "agent_id", "agent_config_label")
+    baselines = set(frame.loc[frame["is_baseline"].fillna(False).astype(bool), "agent_id"])
+    ordered = sorted(names, key=lambda agent: (agent not in baselines, names[agent].casefold(), str(agent)))
+
+    def letter(index: int) -> str:
+        return letter(index // 26 - 1) + chr(ord("A") + index % 26) if index >= 26 else chr(ord("A") + index)
+
+    return {agent: letter(index) for index, agent in enumerate(ordered)}
+
+
 def eval_matrix(
-    frame: pd.DataFrame, *, title: str, subtitle: str | None = None, highlight: tuple[str, str] | None = None
+    frame: pd.DataFrame,
+    *,
+    title: str,
+    subtitle: str | None = None,
+    highlight: tuple[str, str] | None = None,
+    column_ticks: dict[tuple[str, str], str] | None = None,
 ) -> go.Figure:
     """Golden sessions (rows) x agent configs (columns), one panel per golden set; a square per latest replay.
 
@@ -344,7 +371,10 @@ def eval_matrix(
     on_select) to drill down. Squares are coloured and marked by cell_status; hover shows the accuracy,
     the replay date and the comparison with the baseline; `highlight` outlines the chosen cell.
     customdata columns: status, accuracy, replayed, golden session id, agent config id, replay id, versus
-    the baseline, then the three ids as hover shows them (dashboards/text.py `plotly`).
+    the baseline, then the three ids as hover shows them (dashboards/text.py `plotly`), then the agent config's
+    name. `column_ticks` ((golden set, agent id) -> tick text, already text for Plotly) replaces the names under
+    the columns (e.g. a letter and the column's pass rate); the columns then follow `column_letters`' order and
+    hover still names the agent config.
     """
     sets = sorted(frame["golden_set"].unique())
     sizes = [max(int(frame.loc[frame["golden_set"] == name, "golden_session_id"].nunique()), 1) for name in sets]
@@ -356,6 +386,8 @@ def eval_matrix(
         row_heights=[size / sum(sizes) for size in sizes],
         vertical_spacing=min(0.12, 0.6 / max(len(sets), 1)),
     )
+    # each set's name ends at the panel's right edge: centred over a phone's narrow panel it ran off the chart
+    figure.update_annotations(x=1, xanchor="right")
     shown_in_legend: set[str] = set()
     for panel, golden_set in enumerate(sets, start=1):
         cells = frame[frame["golden_set"] == golden_set]
@@ -367,6 +399,11 @@ def eval_matrix(
         agents = sorted(agent_names, key=lambda key: ("(baseline)" not in agent_names[key], agent_names[key], key))
         golden_names = dict(zip(golden_names, tick_labels(list(golden_names.values())), strict=True))
         agent_names = dict(zip(agent_names, tick_labels(list(agent_names.values())), strict=True))
+        hover_names = dict(agent_names)
+        if column_ticks is not None:
+            order = column_letters(frame)
+            agents = sorted(agents, key=lambda key: (len(order.get(key, "")), order.get(key, ""), str(key)))
+            agent_names = {agent: column_ticks.get((golden_set, agent), agent_names[agent]) for agent in agents}
         for status, part in cells.groupby("cell_status", sort=False):
             colour, label, mark = CELL_STATUSES.get(str(status), ("#9e9e9e", str(status), "?"))
             versus = part["versus_baseline"].map(VERSUS_BASELINE)
@@ -383,6 +420,7 @@ def eval_matrix(
                     "golden_shown": part["golden_session_id"].map(text.plotly),
                     "agent_shown": part["agent_id"].map(text.plotly),
                     "replay_shown": part["replay_session_id"].map(text.plotly),
+                    "agent_name": part["agent_id"].map(hover_names),
                 }
             )
             figure.add_trace(
@@ -395,7 +433,8 @@ def eval_matrix(
                     textfont={"color": "white", "size": 14},
                     customdata=custom.to_numpy(),
                     hovertemplate=(
-                        "%{y}<br>golden session %{customdata[7]}<br>%{x}<br>agent config %{customdata[8]}<br>"
+                        "%{y}<br>golden session %{customdata[7]}<br>%{customdata[10]}<br>"
+                        "agent config %{customdata[8]}<br>"
                         "status <b>%{customdata[0]}</b>, %{customdata[6]}<br>accuracy %{customdata[1]}<br>"
                         "replayed %{customdata[2]} UTC<br>replay %{customdata[9]}<extra></extra>"
                     ),
@@ -450,7 +489,7 @@ def eval_matrix(
     figure.update_layout(
         title={"text": title, "subtitle": {"text": subtitle or ""}},
         height=max(360, 200 + sum((CELL_PIXELS + 10) * size + 70 for size in sizes)),
-        margin={"t": 100, "l": 10, "r": 10, "b": 70},
+        margin={"t": 110 + 20 * title.count("<br>"), "l": 10, "r": 10, "b": 70},
         legend={
             "title": {"text": "Cell status"},
             "orientation": "h",

@@ -89,14 +89,21 @@ def tenantless(what: str) -> bool:
     return True
 
 
-def not_split(current: filters.Filters, what: str) -> bool:
+def not_split(current: filters.Filters, what: str, *, has_tenant: bool = False) -> bool:
     """True, after saying so in place of the numbers, when a tenant (or project) is selected and `what` comes
     from a source without one (session feedback, analyzer events) or counts over every tenant: its numbers would
     be the all-tenant ones, which the selected scope does not cover. Every card, chart or table of such a
-    source calls it (or shows words.not_split(...) as its value) instead of drawing the all-tenant number."""
-    reading = words.not_split(current.tenant, current.project)
+    source calls it (or shows words.not_split(...) as its value) instead of drawing the all-tenant number.
+    `has_tenant`: the source has a tenant but no project (evals): only a selected project stops it."""
+    reading = words.not_split(None if has_tenant else current.tenant, current.project)
     if reading is None:
         return False
+    if has_tenant:
+        st.info(
+            f"{what}: {reading}. This source has a tenant but no project, so its numbers cover every project; "
+            "set the project filter to All to see them."
+        )
+        return True
     st.info(
         f"{what}: {reading}. This source has no tenant or project, so its numbers cover every tenant; "
         "set the tenant filter to All to see them."

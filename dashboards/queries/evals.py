@@ -41,6 +41,50 @@ def eval_cell_dimensions(replay_session_id: str) -> pd.DataFrame:
 
 
 @_cached
+def eval_cell_divergences(replay_session_id: str) -> pd.DataFrame:
+    """One replay's dimensions, expected against actual: a row per divergence (one per dimension without any)."""
+    return _query(
+        """
+        select dimension, divergence_rank, passed, score, has_divergence, severity, expected_value, actual_value
+        from marts.eval_cell_divergences
+        where replay_session_id = $replay_session_id
+        order by passed nulls first, dimension, divergence_rank
+        """,
+        {"replay_session_id": replay_session_id},
+    )
+
+
+@_cached
+def eval_matrix_columns(tenant: str | None) -> pd.DataFrame:
+    """Each matrix column's pass rate (golden set x agent config) over its cells' latest finished replays."""
+    return _query(
+        """
+        select golden_set, agent_id, finished_cells, passing_cells, pass_rate, pass_rate_ci_low, pass_rate_ci_high
+        from marts.eval_matrix_columns
+        where $tenant is null or tenant = $tenant
+        order by golden_set, agent_id
+        """,
+        {"tenant": tenant},
+    )
+
+
+@_cached
+def eval_baseline_worse_cells(tenant: str | None) -> pd.DataFrame:
+    """The cells where a candidate fails a golden session its set's pinned baseline passes, by name."""
+    return _query(
+        """
+        select golden_set, tenant_name, golden_session_label, agent_config_label, baseline_agent_config_label,
+               overall_accuracy, baseline_overall_accuracy, accuracy_change, failed_dimension_names, replayed_at,
+               golden_session_id, agent_id
+        from marts.eval_baseline_worse_cells
+        where $tenant is null or tenant = $tenant
+        order by accuracy_change nulls last, golden_set, golden_session_label, agent_config_label
+        """,
+        {"tenant": tenant},
+    )
+
+
+@_cached
 def eval_cell_history(golden_session_id: str, agent_id: str) -> pd.DataFrame:
     """Every finished replay of one matrix cell: when, whether it passed, its mean dimension score."""
     return _query(
@@ -78,7 +122,8 @@ def eval_trend(start: dt.date, end: dt.date, retained: bool, tenant: str | None)
     (eval_set_accuracy_trend_rollup)."""
     return _query(
         """
-        select golden_set, agent_id, run_date, replays, passes, pass_rate, mean_accuracy
+        select golden_set, agent_id, run_date, replays, passes, pass_rate, pass_rate_ci_low, pass_rate_ci_high,
+               accuracy_replays, mean_accuracy, mean_accuracy_ci_low, mean_accuracy_ci_high
         from marts.eval_set_accuracy_trend_rollup
         where run_date between $start and $end and ($floor is null or run_date >= $floor)
           and tenant_filter = $tenant_filter

@@ -510,8 +510,10 @@ def test_eval_cell_drill_down_follows_the_chosen_cell(use_warehouse, demo: DemoW
         f"agent config {text.markdown(agent_label)} ({text.markdown(agent)})"
     )
     assert shown in detail
-    dimensions = app.dataframe[0].value
-    assert list(dimensions.columns[:3]) == ["dimension", "score", "passed"] and dimensions["passed"].all()
+    dimensions = app.dataframe[0].value  # expected against actual per dimension (tests/dashboards/test_evals_page.py)
+    assert (
+        list(dimensions.columns[:3]) == ["dimension", "expected", "actual"] and (dimensions["result"] == "passed").all()
+    )
     assert replay in detail
 
 

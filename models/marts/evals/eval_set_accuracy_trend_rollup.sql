@@ -2,8 +2,9 @@
 -- one tenant (tenant_filter = its key) or for all tenants together
 -- (tenant_filter = the all-members key, var all_members_key): the Evals
 -- page's trend for any tenant filter. Sums eval_set_accuracy_trend over its
--- tenants; mean_accuracy is the tenants' mean accuracies weighted by their
--- replays.
+-- tenants; mean_accuracy is the summed accuracies over the summed replays
+-- that have one (as each tenant's mean), its interval
+-- (bounded_mean_low/high) from the summed count, sum and sum of squares.
 
 {%- set all_members = "'" ~ var('all_members_key') ~ "'" %}
 
@@ -19,7 +20,9 @@ tenant_rollups as (
         run_date,
         replays,
         passes,
-        mean_accuracy
+        accuracy_replays,
+        accuracy_sum,
+        accuracy_sum_of_squares
     from trend
     union all
     select
@@ -29,7 +32,9 @@ tenant_rollups as (
         run_date,
         replays,
         passes,
-        mean_accuracy
+        accuracy_replays,
+        accuracy_sum,
+        accuracy_sum_of_squares
     from trend
 ),
 
@@ -41,7 +46,9 @@ summed as (
         run_date,
         cast(sum(replays) as bigint) as replays,
         cast(sum(passes) as bigint) as passes,
-        sum(mean_accuracy * replays) as weighted_accuracy
+        cast(sum(accuracy_replays) as bigint) as accuracy_replays,
+        sum(accuracy_sum) as accuracy_sum,
+        sum(accuracy_sum_of_squares) as accuracy_sum_of_squares
     from tenant_rollups
     group by tenant_filter, golden_set, agent_id, run_date
 ),
@@ -55,7 +62,14 @@ rates as (
         replays,
         passes,
         {{ rate_with_interval('passes', 'replays', 'pass_rate') }},
-        {{ round_metric('weighted_accuracy / nullif(replays, 0)') }} as mean_accuracy
+        {{ round_metric(ratio('accuracy_sum', 'nullif(accuracy_replays, 0)')) }} as mean_accuracy,
+        accuracy_replays,
+        {{ round_metric(bounded_mean_low(
+            'accuracy_replays', 'accuracy_sum', 'accuracy_sum_of_squares'
+        )) }} as mean_accuracy_ci_low,
+        {{ round_metric(bounded_mean_high(
+            'accuracy_replays', 'accuracy_sum', 'accuracy_sum_of_squares'
+        )) }} as mean_accuracy_ci_high
     from summed
 )
 
