@@ -25,7 +25,7 @@ from statsmodels.stats.multitest import multipletests
 
 from demo import IMPROVING_SKILL, NEW_SKILL, WORSENING_SKILL
 from operations.build import dbt_command
-from tests.support.statistics import round_like_the_marts, wilson_oracle, z_test_oracle
+from tests.support.statistics import dimension_change_oracle, round_like_the_marts, wilson_oracle, z_test_oracle
 
 pytestmark = pytest.mark.slow
 
@@ -62,6 +62,7 @@ FEEDBACK_MARTS = (
     "skill_correction_rates",
     "skill_correction_trends",
     "skill_dimension_hotspots",
+    "skill_dimension_changes",
     "skill_correction_weekly",
     "session_feedback_daily",
     "session_feedback_by_turn_bucket",
@@ -282,6 +283,37 @@ def test_hotspots_recomputed_from_raw_events(con: duckdb.DuckDBPyConnection) -> 
         for row in rows(con, "select * from marts.skill_dimension_hotspots")
     }
     assert mart == dict(expected)
+
+
+def test_dimension_changes_recomputed_from_raw_events(con: duckdb.DuckDBPyConnection) -> None:
+    """skill_dimension_changes from the raw events and statsmodels: per skill and dimension, the rates over every
+    invocation of the skill (not the dimension's own events), Newcombe's interval of the change, the z-test's p
+    and the BH q over every tested cell; the demo's worsening skill got significantly worse on some dimension."""
+    events = [
+        {
+            "skill_id": event["skill_id"],
+            "invoked_at": event["invoked_at"],
+            "dimension_hint": None if event["dimension_hint"] is None else event["dimension_hint"].strip().lower(),
+            "is_event": event["outcome"].strip().lower() in ("correction", "partial"),
+        }
+        for event in analyzer_events(con)
+    ]
+    expected = dimension_change_oracle(events, AS_OF_TS, TREND_WINDOW_DAYS, MIN_INVOCATIONS)
+    mart = {
+        (row.pop("skill_id"), row.pop("dimension")): row
+        for row in rows(con, "select * from marts.skill_dimension_changes")
+    }
+    assert set(mart) == set(expected)
+    worst = 0.0
+    for key, row in mart.items():
+        for column, value in expected[key].items():
+            if isinstance(value, float):
+                worst = max(worst, abs(row[column] - value))
+            else:
+                assert row[column] == value, (key, column)
+    print(f"\nskill_dimension_changes, {len(mart)} cells vs statsmodels: max abs difference {worst:.3g}")
+    assert worst <= ORACLE
+    assert any(row["is_significant_worsening"] for key, row in mart.items() if key[0] == WORSENING_SKILL)
 
 
 def active_reactions_from_raw(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

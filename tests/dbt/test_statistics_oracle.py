@@ -8,8 +8,9 @@ Benjamini-Hochberg q-values (`multipletests(pvals, method="fdr_bh")`).
   unrounded on DuckDB over a grid of counts and z statistics.
 - The expected rows of the analyzer unit tests (models/marts/analyzer/_analyzer__models.yml) and of
   metric_rates_by_period's (models/marts/metrics/_metrics__models.yml) are statsmodels' values, rounded to
-  the marts' 6 decimals: the pasted numbers come from the oracle. (The dashboard computes no statistic: the
-  Python copy of the formulas, dashboards/stats.py, is gone.)
+  the marts' 6 decimals: the pasted numbers come from the oracle (skill_dimension_changes' too: Newcombe,
+  z-test and BH q-values over its skill x dimension cells, tests/support/statistics.py). (The dashboard
+  computes no statistic: the Python copy of the formulas, dashboards/stats.py, is gone.)
 
 The demo marts are compared with statsmodels row by row in test_dbt_marts_feedback.py. Each test prints
 the largest difference it measured (`pytest -s` shows it) and fails when it compared nothing.
@@ -34,12 +35,13 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from operations.build import dbt_command
-from tests.support.statistics import round_like_the_marts, wilson_oracle, z_test_oracle
+from tests.support.statistics import dimension_change_oracle, round_like_the_marts, wilson_oracle, z_test_oracle
 
 REPO = Path(__file__).resolve().parents[2]
 ANALYZER_YAML = REPO / "models" / "marts" / "analyzer" / "_analyzer__models.yml"
 TREND_WINDOW_DAYS = 30  # dbt_project.yml default, not overridden by the unit tests
 LOOKBACK_DAYS = 90
+MIN_INVOCATIONS = 5  # dbt_project.yml default
 # Unrounded SQL and Python against statsmodels: both compute in binary64, in a different order.
 EXACT = 1e-12
 # The far tail of the normal (p < 1.6e-12 beyond |z| = 7.07) is compared relatively.
@@ -316,3 +318,28 @@ def test_period_rate_unit_test_expects_statsmodels_values() -> None:
                 compared += 1
     print(f"\nperiod rate unit test: {compared} expected intervals equal statsmodels' (6 decimals)")
     assert compared >= 6
+
+
+def test_dimension_change_unit_tests_expect_statsmodels_values() -> None:
+    """skill_dimension_changes' unit tests: every expected rate, change interval, p- and q-value is statsmodels'
+    (Newcombe, pooled z-test, fdr_bh over the tested cells) recomputed from the given events."""
+    compared = 0
+    for test in unit_tests("skill_dimension_changes"):
+        events = [
+            {
+                "skill_id": event["skill_id"],
+                "invoked_at": None if event["invoked_at"] is None else dt.datetime.fromisoformat(event["invoked_at"]),
+                "dimension_hint": event["dimension_hint"],
+                "is_event": event["is_correction"] or event["is_partial"],
+            }
+            for event in test["given"][0]["rows"]
+        ]
+        as_of = dt.datetime.fromisoformat(test["overrides"]["vars"]["as_of"])
+        expected = dimension_change_oracle(events, as_of, TREND_WINDOW_DAYS, MIN_INVOCATIONS)
+        assert {(row["skill_id"], row["dimension"]) for row in test["expect"]["rows"]} == set(expected), test["name"]
+        for row in test["expect"]["rows"]:
+            for column, value in expected[(row["skill_id"], row["dimension"])].items():
+                assert row[column] == value, (test["name"], row["skill_id"], row["dimension"], column)
+                compared += 1
+    print(f"\ndimension change unit tests: {compared} expected values equal statsmodels' (6 decimals)")
+    assert compared >= 40
