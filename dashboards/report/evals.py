@@ -67,23 +67,23 @@ def baseline(report: Builder, ctx: Context) -> None:
         table(
             [
                 {
-                    "Tenant": row.tenant_name or "",
-                    "Golden set": row.golden_set,
-                    "Candidate": row.agent_config_label,
-                    "Baseline": row.baseline_agent_config_label,
+                    "Golden set": f"{row.golden_set} ({row.tenant_name})" if row.tenant_name else row.golden_set,
+                    "Candidate vs baseline": f"{row.agent_config_label} vs {row.baseline_agent_config_label}",
                     "Cells better / worse / same": (
                         f"{words.count(row.cells_better)} / {words.count(row.cells_worse)} / "
                         f"{words.count(row.cells_same)}"
                     ),
                     "Worse on": "; ".join(worse.get((str(row.golden_set), str(row.agent_config_label)), [])),
                     "Pass rate": f"{words.percent(row.pass_rate)} vs {words.percent(row.baseline_pass_rate)}",
-                    "Difference": words.points(row.pass_rate_difference),
-                    "95% CI": words.points_interval(row.pass_rate_difference_ci_low, row.pass_rate_difference_ci_high),
+                    "Difference (95% CI)": (
+                        f"{words.points(row.pass_rate_difference)} ("
+                        f"{words.points_interval(row.pass_rate_difference_ci_low, row.pass_rate_difference_ci_high)})"
+                    ),
                     "Significant": "yes" if row.is_significant_difference else "no",
                 }
                 for row in comparison.itertuples()
             ],
-            numbers=("Pass rate", "Difference"),
+            numbers=("Pass rate", "Difference (95% CI)"),
         )
     )
 

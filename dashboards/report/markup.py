@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from dashboards import text
 
 PLOTLY_CONFIG = {"displaylogo": False, "displayModeBar": False, "responsive": True, "staticPlot": False}
+PAGE_HEIGHT = 900  # px: a chart at most this tall fits on one printed page with its title and legend
 SMALL_TABLE_ROWS = 18  # a table of at most this many rows is kept on one page
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1100px;
@@ -22,11 +23,12 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2r
 h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #d9dde3; padding-bottom: .3rem; }
 h2, h3 { break-after: avoid; page-break-after: avoid; }
 .meta, .note { color: #5f6b7a; font-size: .9rem; }
-.note { break-before: avoid; page-break-before: avoid; break-after: avoid; page-break-after: avoid; }
+.note { break-inside: avoid; page-break-inside: avoid; }
+h2 + .note, h3 + .note { break-before: avoid; page-break-before: avoid; break-after: avoid; page-break-after: avoid; }
 table { border-collapse: collapse; margin: .6rem 0 1rem; font-size: .9rem; }
 thead { display: table-header-group; } tr { break-inside: avoid; page-break-inside: avoid; }
 th, td { border-bottom: 1px solid #e4e7eb; padding: .3rem .6rem; text-align: left; vertical-align: top; }
-th { background: #f5f7fa; } td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th { background: #f5f7fa; } td.number { text-align: right; font-variant-numeric: tabular-nums; }
 .chart, .keep, table.small { break-inside: avoid; page-break-inside: avoid; }
 .modebar-container, .modebar { display: none !important; }
 .attention { border: 1px solid #d9dde3; border-left: 4px solid #c0392b; padding: .4rem 1rem; margin: 1rem 0;
@@ -36,6 +38,11 @@ th { background: #f5f7fa; } td.number { text-align: right; font-variant-numeric:
 a { color: #1f5fa8; }
 @media print { body { margin: 0; max-width: none; } a { text-decoration: none; } }
 """
+
+
+def sentence(value: str) -> str:
+    """`value` with a capital first letter (the rest as it is: a tenant's name keeps its case)."""
+    return value[:1].upper() + value[1:]
 
 
 def escape(value: object) -> str:
@@ -98,6 +105,8 @@ class Builder:
 
     def chart(self, figure: go.Figure, as_of_note: str) -> None:
         figure.update_layout(title_subtitle_text=as_of_note, margin={"t": 90}, template="plotly_white")
+        if (figure.layout.height or 0) > PAGE_HEIGHT:  # taller than a page: its legend would land on the next one
+            figure.update_layout(height=PAGE_HEIGHT)
         self.charts += 1
         self.raw(
             "<div class='chart'>"

@@ -9,8 +9,9 @@ from dashboards import words
 from dashboards.queries import attention, retention
 from dashboards.report import context
 from dashboards.report.context import Context
-from dashboards.report.markup import Builder, table
+from dashboards.report.markup import Builder, sentence, table
 
+AGE = "Days before the report's day"
 STOPPED_RULE = (
     f"A source has stopped arriving when its last signal is more than {attention.STOPPED_AFTER_DAYS} days before "
     "the report's day."
@@ -21,7 +22,7 @@ def days_ago(days: object) -> str:
     if pd.isna(days):
         return words.MISSING
     days = int(days)
-    return "the same day" if days == 0 else ("1 day before" if days == 1 else f"{words.count(days)} days before")
+    return "the same day" if days == 0 else ("1 day" if days == 1 else f"{words.count(days)} days")
 
 
 def freshness(ctx: Context) -> list[dict[str, object]]:
@@ -54,23 +55,23 @@ def sources(report: Builder, ctx: Context) -> None:
     f = ctx.f
     report.heading(
         f"Sources, last signal on or before {f.as_of}",
-        f"{STOPPED_RULE} {f.scope_label().capitalize()}.",
+        f"{STOPPED_RULE} {sentence(f.scope_label())}.",
         anchor=context.SOURCES,
     )
     rows = []
     for entry in freshness(ctx):
         if "last" not in entry:
-            rows.append({"Source": entry["name"], "Last signal (UTC day)": entry["reading"], "": "", "Status": ""})
+            rows.append({"Source": entry["name"], "Last signal (UTC day)": entry["reading"], AGE: "", "Status": ""})
             continue
         rows.append(
             {
                 "Source": entry["name"],
                 "Last signal (UTC day)": f"{entry['last']:%Y-%m-%d}",
-                "": days_ago(entry["days"]),
+                AGE: days_ago(entry["days"]),
                 "Status": "stopped arriving" if entry["stopped"] else "arriving",
             }
         )
-    report.raw(table(rows))
+    report.raw(table(rows, numbers=(AGE,)))
 
 
 def retention_status(report: Builder, ctx: Context) -> None:

@@ -19,7 +19,7 @@ from dashboards.queries import evals as eval_queries
 from dashboards.report import context, rates, skills, sources
 from dashboards.report import evals as eval_sections
 from dashboards.report.context import Context
-from dashboards.report.markup import Builder, escape, link
+from dashboards.report.markup import Builder, escape, link, sentence
 
 ANCHOR = "needs-attention"
 
@@ -82,7 +82,7 @@ def _baseline(ctx: Context) -> list[str]:
     items = []
     for row in eval_sections.worse_than_baseline(ctx).itertuples():
         cells = worse.get((str(row.golden_set), str(row.agent_config_label)), [])
-        failing = f"fails {'; '.join(cells)} where the baseline passes; " if cells else ""
+        failing = f"fails {', '.join(f'“{cell}”' for cell in cells)} where the baseline passes; " if cells else ""
         items.append(
             _item(
                 context.BASELINE,
@@ -102,8 +102,8 @@ def _regressions(ctx: Context) -> list[str]:
     return [
         _item(
             context.REGRESSIONS,
-            f"{eval_sections.session_name(row.golden_session_label, row.golden_session_id)} with "
-            f"{row.agent_config_label or row.agent_id}",
+            f"“{eval_sections.session_name(row.golden_session_label, row.golden_session_id)}” with "
+            f"{row.agent_config_label or row.agent_id} on {row.golden_set}",
             f"accuracy {words.percent(row.overall_accuracy)}, {words.percent(row.previous_overall_accuracy)} the "
             f"replay before (failed: {eval_sections.names(row.failed_dimension_names) or 'the pass threshold'}; "
             f"replayed {row.replayed_at:%Y-%m-%d})",
@@ -117,7 +117,7 @@ def _stopped(ctx: Context) -> list[str]:
         _item(
             context.SOURCES,
             str(entry["name"]),
-            f"last signal {entry['last']:%Y-%m-%d}, {sources.days_ago(entry['days'])} {ctx.f.as_of}",
+            f"last signal {entry['last']:%Y-%m-%d}, {sources.days_ago(entry['days'])} before {ctx.f.as_of}",
         )
         for entry in sources.freshness(ctx)
         if entry.get("stopped")
@@ -150,7 +150,7 @@ def summary(report: Builder, ctx: Context) -> None:
     listed = "".join(groups)
     report.heading(
         f"Needs attention, {f.period_label()}",
-        f"{f.scope_label().capitalize()} · {f.retention_label()}. What got significantly worse, what is worse than "
+        f"{sentence(f.scope_label())} · {f.retention_label()}. What got significantly worse, what is worse than "
         f"the pinned baseline, and which source stopped arriving; each links to its section.",
         anchor=ANCHOR,
     )
@@ -169,7 +169,7 @@ def summary(report: Builder, ctx: Context) -> None:
             "(their sources carry no tenant).</p>"
         )
     report.raw(
-        "<div class='keep'>"
+        "<div>"
         + _group("Headline rates", _headline_lines(ctx, headline_rates))
         + "".join(notes)
         + "<p class='note'><strong>How to read:</strong> a rate is a percentage of its n; a change of a rate is in "
