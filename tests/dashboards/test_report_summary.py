@@ -25,7 +25,6 @@ from warehouse.location import serving_path
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 DRAWN = "() => [...document.querySelectorAll('.plotly-graph-div')].every(div => div.querySelector('.main-svg'))"
-MIN_LINES_ON_A_PAGE = 8  # a page with fewer lines of text holds only a few table rows (or nothing)
 
 
 @pytest.fixture(scope="module")
@@ -211,14 +210,6 @@ def test_a_tenant_report_shows_no_number_of_every_tenant(browser, demo: DemoWare
 
 
 # -- the PDF ------------------------------------------------------------------------------------------------------
-def pdf_pages(path: Path) -> list[str]:
-    document = pypdfium2.PdfDocument(str(path.with_suffix(".pdf")))
-    try:
-        return [document[number].get_textpage().get_text_range() for number in range(len(document))]
-    finally:
-        document.close()
-
-
 def squeezed(text: str) -> str:
     return re.sub(r"\s", "", text)
 
@@ -235,32 +226,67 @@ def test_the_pdf_has_no_mode_bar(browser, default: Path) -> None:
         context.close()
 
 
-def test_no_heading_ends_a_pdf_page(browser, default: Path) -> None:
-    """A heading (with its note) is followed on its page by what it heads."""
-    context, page = opened(browser, default)
+def headings_and_notes(browser, path: Path) -> list[tuple[str, str]]:
+    context, page = opened(browser, path)
     try:
-        blocks = page.eval_on_selector_all(
-            "h2, h3",
+        return page.eval_on_selector_all(
+            "h1, h2, h3",
             """hs => hs.map(h => [h.textContent, (h.nextElementSibling && h.nextElementSibling.matches('p.note'))
                 ? h.nextElementSibling.textContent : ''])""",
         )
     finally:
         context.close()
-    pages = [squeezed(text) for text in pdf_pages(default)]
-    checked = 0
-    for heading, note in blocks:
-        on = [number for number, text in enumerate(pages) if squeezed(heading) in text]
-        assert on, heading
-        after = pages[on[0]].split(squeezed(heading), 1)[1].replace(squeezed(note), "", 1)
-        assert after, f"{heading!r} ends page {on[0] + 1}"
-        checked += 1
-    assert checked >= 10
 
 
-def test_no_pdf_page_holds_only_a_few_lines_and_legends_stay_with_their_charts(browser, default: Path) -> None:
-    pages = pdf_pages(default)
-    lines = [len([line for line in text.splitlines() if line.strip()]) for text in pages]
-    assert all(count >= MIN_LINES_ON_A_PAGE for count in lines), lines
+def found_on(document: pypdfium2.PdfDocument, text: str, *, whole_word: bool = False) -> list[tuple[int, float]]:
+    """(page number, the lowest bottom of its characters) of every place `text` is printed."""
+    places = []
+    for number in range(len(document)):
+        textpage = document[number].get_textpage()
+        searcher = textpage.search(text, match_case=True, match_whole_word=whole_word)
+        while (match := searcher.get_next()) is not None:
+            start, count = match
+            places.append((number, min(textpage.get_charbox(start + i)[1] for i in range(count))))
+    return places
+
+
+def test_no_heading_ends_a_pdf_page(browser, default: Path) -> None:
+    """Below every heading (and its note), on its page, is what it heads."""
+    blocks = headings_and_notes(browser, default)
+    document = pypdfium2.PdfDocument(str(default.with_suffix(".pdf")))
+    try:
+        after = (0, float("inf"))  # headings in document order: each is the first place after the one before
+        for heading, note in blocks[1:]:
+            places = found_on(document, heading[:40].rsplit(" ", 1)[0] if len(heading) > 40 else heading)
+            places = [place for place in places if (place[0], -place[1]) > (after[0], -after[1])]
+            assert places, heading
+            number, bottom = after = places[0]
+            page = document[number]
+            below = page.get_textpage().get_text_bounded(0, 0, page.get_size()[0], bottom - 1)
+            assert squeezed(below).replace(squeezed(note), "", 1), f"{heading!r} ends page {number + 1}"
+    finally:
+        document.close()
+    assert len(blocks) >= 10
+
+
+def test_no_pdf_page_holds_only_a_few_table_rows(browser, default: Path) -> None:
+    """A page without a heading is one a section runs over to: it is not a table's last few rows alone."""
+    headings = [squeezed(heading) for heading, _ in headings_and_notes(browser, default)]
+    document = pypdfium2.PdfDocument(str(default.with_suffix(".pdf")))
+    try:
+        for number in range(len(document)):
+            page = document[number]
+            textpage = page.get_textpage()
+            if any(heading in squeezed(textpage.get_text_range()) for heading in headings):
+                continue
+            height = page.get_size()[1]
+            lowest = min(textpage.get_charbox(i)[1] for i in range(textpage.count_chars()))
+            assert (height - lowest) / height > 0.4, f"page {number + 1} holds only a few lines"
+    finally:
+        document.close()
+
+
+def test_legends_stay_with_their_charts(browser, default: Path) -> None:
     context, page = opened(browser, default)
     try:
         charts = page.eval_on_selector_all(
@@ -270,12 +296,15 @@ def test_no_pdf_page_holds_only_a_few_lines_and_legends_stay_with_their_charts(b
         )
     finally:
         context.close()
-    squeezed_pages = [squeezed(text) for text in pages]
-    legends = 0
-    for title, entries in charts:
-        on = [number for number, text in enumerate(squeezed_pages) if squeezed(title) in text]
-        assert on, title
-        for entry in entries:
-            assert squeezed(entry) in squeezed_pages[on[0]], (title, entry, on[0] + 1)
-            legends += 1
+    document = pypdfium2.PdfDocument(str(default.with_suffix(".pdf")))
+    try:
+        legends = 0
+        for title, entries in charts:
+            pages = {number for number, _ in found_on(document, title)}
+            assert len(pages) == 1, (title, pages)
+            for entry in entries:
+                assert pages & {number for number, _ in found_on(document, entry, whole_word=True)}, (title, entry)
+                legends += 1
+    finally:
+        document.close()
     assert legends >= 5
