@@ -65,9 +65,8 @@ def export(
     "--period",
     "period_days",
     type=click.Choice(["1", "7", "30", "90"]),
-    default="7",
-    show_default=True,
-    help="Days of the rates' period (compared with as many days before).",
+    default=None,
+    help="Days of the rates' period (compared with as many days before). Default: the dashboard's, 30 days.",
 )
 @click.option(
     "--tenant",
@@ -76,9 +75,12 @@ def export(
 )
 @click.option("--pdf", is_flag=True, help="Also print the report to PDF with chromium.")
 @db_option
-def report(out: Path, as_of: str | None, period_days: str, tenant: str | None, pdf: bool, db: str | None) -> None:
+def report(
+    out: Path, as_of: str | None, period_days: str | None, tenant: str | None, pdf: bool, db: str | None
+) -> None:
     """Write one self-contained HTML report (opens from disk, no network) of the marts: headline rates with
-    intervals, weekly trends, skills that got worse, hotspots, the eval matrix, retention."""
+    intervals, weekly trends, skills that got worse, hotspots, the eval matrix, retention. It opens with what
+    needs attention: significant worsenings, regressions against the pinned baseline, sources that stopped."""
     path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` and `build` first")
     if not out.parent.is_dir():
         raise click.BadParameter(f"folder {out.parent} does not exist", param_hint="--out")
@@ -89,10 +91,11 @@ def report(out: Path, as_of: str | None, period_days: str, tenant: str | None, p
     caching = logging.getLogger("streamlit.runtime.caching.cache_data_api")
     caching.addFilter(lambda record: "No runtime found" not in record.getMessage())
     from dashboards.data import WarehouseUnavailable
+    from dashboards.filters import DEFAULT_PERIOD
     from dashboards.report import build_report, print_pdf, write  # imports Streamlit and Plotly: only here
 
     try:
-        made = build_report(as_of=day, period_days=int(period_days), tenant=tenant)
+        made = build_report(as_of=day, period_days=int(period_days or DEFAULT_PERIOD), tenant=tenant)
     except WarehouseUnavailable as exc:  # a serving file held by a foreign writer, or one that lacks a mart
         raise UserError(f"cannot read the serving file of {path}: {exc}") from None
     except duckdb.Error as exc:  # published by an older version: a mart or a column of this one is missing

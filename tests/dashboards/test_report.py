@@ -18,14 +18,17 @@ from warehouse.location import serving_path
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 DRAWN = "() => [...document.querySelectorAll('.plotly-graph-div')].every(div => div.querySelector('.main-svg'))"
-SECTIONS = [
-    "Headline rates",
-    "Weekly trends",
-    "Session feedback by modality",
-    "Skills that got significantly worse",
-    "Dimension hotspots",
-    "Eval matrix",
-    "Retention status",
+SECTIONS = [  # the report of 2026-11-01, --period 7: each title states its window
+    "Needs attention, 2026-10-26 to 2026-11-01 (7 days)",
+    "Headline rates, 2026-10-26 to 2026-11-01 (7 days)",
+    "Weekly trends, the 12 weeks to 2026-11-01",
+    "Session feedback by modality, 2026-10-26 to 2026-11-01 (7 days)",
+    "Got significantly worse: skill and dimension, last 30 days vs the 30 days before",
+    "Skills that got significantly worse, last 30 days vs the 30 days before",
+    "Dimension hotspots, last 90 days",
+    "Eval matrix, the latest replay of each cell",
+    "Sources, last signal on or before 2026-11-01",
+    "Retention status, as of the last build",
 ]
 
 
@@ -51,7 +54,7 @@ def report(db: Path, out: Path, *args: str) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def weekly(demo: DemoWarehouse, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     out = tmp_path_factory.mktemp("report") / "weekly.html"
-    charts, _ = report(demo.db, out, "--pdf")
+    charts, _ = report(demo.db, out, "--pdf", "--period", "7")
     return out, charts
 
 
@@ -132,7 +135,7 @@ def test_the_headline_numbers_are_the_marts(browser, weekly: tuple[Path, int], d
             continue
         row = shown[labels[metric]]
         assert row[1:3] == [f"{rate:.1%}", f"{low:.1%} to {high:.1%}"], metric
-        assert row[7] == f"{trials:,.0f}" and row[6].startswith("yes" if significant else "no"), metric
+        assert row[7] == f"{trials:,.0f}" and row[6].startswith("significantly" if significant else "not"), metric
         checked += 1
     assert checked == 4
 
