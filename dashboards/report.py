@@ -46,7 +46,8 @@ HOTSPOT_SKILLS = 15
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1100px;
+body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", sans-serif, "Noto Color Emoji";
+       margin: 2rem auto; max-width: 1100px;
        color: #1f2933; padding: 0 1rem; }
 h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #d9dde3; padding-bottom: .3rem; }
 .meta, .note { color: #5f6b7a; font-size: .9rem; }
