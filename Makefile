@@ -1,8 +1,9 @@
 # Feedback Analytics: everyday commands. `make help` lists them.
 #
 #   make demo         demo data -> warehouse -> dbt build -> dashboard on :8501
-#   make test         the test suite (installs PostgreSQL and chromium with
-#                     apt-get when missing: scripts/install-system-packages)
+#                     (make demo DASHBOARD_PORT=8502 AS_OF=2026-05-01: another port, another day)
+#   make test         the test suite (installs PostgreSQL, chromium, Java 17 and the CJK and emoji
+#                     fonts with apt-get when missing: scripts/install-system-packages)
 #   make lint         ruff + sqlfluff, as CI would
 #
 # Every target that runs project code depends on `venv`, which creates
@@ -57,7 +58,7 @@ demo: venv  ## generate demo data as of AS_OF, ingest it, build the models, star
 test: system-packages venv  ## install missing system packages, run the test suite (PYTEST_ARGS='-k dbt -x')
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-system-packages:  ## apt-get install what the suites need and the machine lacks (postgresql, chromium, python3-venv, Java 17)
+system-packages:  ## apt-get install what the suites need and the machine lacks (postgresql, chromium, python3-venv, Java 17, CJK and emoji fonts)
 	scripts/install-system-packages
 
 # sqlfluff's dbt templater compiles the project through profiles.yml; an

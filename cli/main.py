@@ -1,7 +1,8 @@
 """The `feedback-analytics` command group, and how errors leave it: one line, an exit code.
 
 Exit codes: 0 success (a run that quarantined rows too: it says how many and
-where to look), 1 failure, 2 usage error.
+where to look), 1 failure, 2 usage error, 75 (EX_TEMPFAIL) a nightly run
+skipped because another one holds its lock.
 """
 
 from __future__ import annotations

@@ -19,12 +19,13 @@ from cli.options import (
     target_option,
     warehouse_file,
 )
+from ingest.config import read_config
 from ingest.sources import ingest_configured_sources
 from operations.build import last_build_as_of
 from operations.erasure import describe_result, erase, rewrite_warehouse
 from operations.erasure_verification import verify
 from operations.nightly import run_nightly
-from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies
+from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies, read_purge_settings
 from operations.targets import build_showing_progress
 from warehouse.connection import connect
 from warehouse.errors import UserError
@@ -182,7 +183,13 @@ def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
 
 
 @click.command("nightly")
-@click.option("--config", "config_file", type=click.Path(path_type=Path), help="Sources to ingest (TOML).")
+@click.option(
+    "--config",
+    "config_file",
+    # read and checked whole before any step (check_nightly_config): one line for every reason it cannot be used
+    type=click.Path(readable=False, path_type=Path),
+    help="Sources to ingest and the [purge] settings (TOML); checked before any step runs.",
+)
 @click.option(
     "--as-of", "as_of", default=None, help="Purge and build as of this date or ISO-8601 timestamp (default: now, UTC)."
 )
@@ -200,9 +207,14 @@ def nightly(
     target: str | None,
     db: str | None,
 ) -> None:
-    """Ingest every configured source, purge, build: one lock, one summary line per step, a log file."""
+    """Ingest every configured source, purge, build: one lock, one summary line per step, a log file.
+
+    Exit codes: 0 every step ok, 1 a step failed, 2 a usage error (a bad option, a missing, unreadable or invalid
+    --config: nothing ran), 75 skipped because another nightly run holds the lock (EX_TEMPFAIL)."""
     instant = parse_cli_as_of(as_of)
     path = warehouse_file(db)
+    if config_file is not None:
+        check_nightly_config(config_file)
     failed = run_nightly(
         path,
         config_file,
@@ -215,3 +227,14 @@ def nightly(
     )
     if failed:
         raise UserError(f"nightly step(s) failed: {', '.join(failed)} (see the log)")
+
+
+def check_nightly_config(config_file: Path) -> None:
+    """The whole config (its sources for ingest, its [purge] table) read before any step, lock or log file: a
+    missing, unreadable or invalid file is a usage error (exit 2) and the run does nothing at all, rather than
+    failing its ingest and purge and still building."""
+    try:
+        read_config(config_file)
+        read_purge_settings(config_file)
+    except UserError as exc:
+        raise UserError(f"{exc} (nightly: nothing ran)", exit_code=2) from None

@@ -1,7 +1,9 @@
 """`feedback-analytics nightly`: ingest every configured source, purge, build; made to run unattended.
 
 - One lock (`<warehouse>.nightly.lock`, an flock): a second run started while
-  one is going exits at once with a clear message.
+  one is going does nothing and exits at once with EX_TEMPFAIL (75) and one
+  line saying it was skipped (also in the log file), so that cron tells a
+  skipped run from a failed one (1).
 - The build publishes the marts to the serving file the dashboard reads
   (operations/serving.py) when it succeeds, and nothing when it fails.
 - Every step runs even when an earlier one failed, because each is safe on
@@ -19,7 +21,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -29,6 +31,16 @@ from warehouse.as_of import ReportInstant
 from warehouse.errors import UserError
 from warehouse.printable import printable
 from warehouse.private_files import open_private
+
+# sysexits.h: "temporary failure; the user is invited to retry" (os.EX_TEMPFAIL on Unix)
+EX_TEMPFAIL = 75
+
+
+class NightlySkipped(UserError):
+    """Another nightly run holds the lock: this one did nothing (exit EX_TEMPFAIL, not a failure)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_code=EX_TEMPFAIL)
 
 
 @dataclass
@@ -50,9 +62,9 @@ def nightly_lock(db: Path) -> Iterator[Path]:
         handle.seek(0)
         holder = handle.read().strip() or "another process"
         handle.close()
-        raise UserError(
-            f"another nightly run is in progress on {db} ({holder}, lock {lock_path}): this run exits; "
-            "try again when it has finished"
+        raise NightlySkipped(
+            f"nightly skipped: another nightly run is in progress on {db} ({holder}, lock {lock_path}); "
+            f"this run did nothing and exits {EX_TEMPFAIL} (EX_TEMPFAIL): the next run will do the work"
         ) from None
     try:
         handle.seek(0)
@@ -185,8 +197,17 @@ def run_nightly(
 
     `ingest` loads every source the config names and returns its summary line (the command line passes
     ingest's `ingest_configured_sources`: operations do not reach into ingest)."""
-    with nightly_lock(db):
-        logger = logger_for(log_file or db.resolve().with_name(db.name + ".nightly.log"))
+    log_path = log_file or db.resolve().with_name(db.name + ".nightly.log")
+    with ExitStack() as held:
+        try:
+            held.enter_context(nightly_lock(db))
+        except NightlySkipped as skipped:
+            logger = logger_for(log_path)  # the log file says so too: "what did last night's run do?"
+            logger.warning("%s", skipped, extra=DETAIL)  # the CLI prints the error line: not twice on a terminal
+            for handler in logger.handlers:
+                handler.close()
+            raise
+        logger = logger_for(log_path)
         logger.info("nightly run on %s as of %s", db, as_of, extra=DETAIL)
         started = time.perf_counter()
         steps = [

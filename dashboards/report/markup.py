@@ -18,7 +18,8 @@ PLOTLY_CONFIG = {"displaylogo": False, "displayModeBar": False, "responsive": Tr
 PAGE_HEIGHT = 900  # px: a chart at most this tall fits on one printed page with its title and legend
 SMALL_TABLE_ROWS = 18  # a table of at most this many rows is kept on one page
 STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1100px;
+body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", sans-serif, "Noto Color Emoji";
+       margin: 2rem auto; max-width: 1100px;
        color: #1f2933; padding: 0 1rem; }
 h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #d9dde3; padding-bottom: .3rem; }
 h2, h3 { break-after: avoid; page-break-after: avoid; }

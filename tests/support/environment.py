@@ -19,6 +19,7 @@ ENABLE = {
     "postgres": "make system-packages (apt-get install -y postgresql), or PG_BIN=<folder holding initdb>",
     "browser": "make system-packages (apt-get install -y chromium)",
     "spark": "make system-packages (apt-get install -y openjdk-17-jre-headless) and make venv (pyspark)",
+    "fonts": "make system-packages (apt-get install -y fonts-noto-cjk fonts-noto-color-emoji)",
 }
 
 

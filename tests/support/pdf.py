@@ -1,10 +1,12 @@
-"""Read a PDF that chromium printed, without a PDF library (none is a dependency): its streams, its links, and
-its text through the fonts' ToUnicode maps. Enough for chromium's (Skia's) output, not a general PDF reader."""
+"""Read a PDF that chromium printed, without a PDF library (none is a dependency): its streams, its links, its
+text through the fonts' ToUnicode maps, and the fonts of each page (which glyphs they carry). Enough for
+chromium's (Skia's) output, not a general PDF reader."""
 
 from __future__ import annotations
 
 import re
 import zlib
+from dataclasses import dataclass
 
 _OBJECT = re.compile(rb"(\d+) 0 obj(.*?)endobj", re.DOTALL)
 _STREAM = re.compile(rb"stream\r?\n(.*?)\r?\nendstream", re.DOTALL)
@@ -90,3 +92,60 @@ def text(pdf: bytes) -> str:
             elif operator is not None:
                 operands = []
     return "".join(pieces)
+
+
+@dataclass(frozen=True)
+class PageFont:
+    """A font a page uses: its family, whether its glyph programs are in the file, and which text each code
+    draws (its ToUnicode map, without the codes that draw the .notdef glyph, the box of a missing glyph)."""
+
+    family: str
+    has_glyphs: bool
+    draws: dict[int, str]
+
+
+def _reference(head: bytes, key: bytes) -> int | None:
+    found = re.search(rb"/" + key + rb"\s+(\d+)\s+0\s+R", head)
+    return int(found[1]) if found else None
+
+
+def _page_font(found: dict[int, tuple[bytes, bytes | None]], number: int) -> PageFont:
+    head = found[number][0]
+    descriptor_head, notdef = b"", {0}  # Type0 with Identity-H (chromium's TrueType): code = glyph id, 0 is .notdef
+    if (descendants := re.search(rb"/DescendantFonts\s*\[\s*(\d+)\s+0\s+R", head)) is not None:
+        descriptor = _reference(found[int(descendants[1])][0], b"FontDescriptor")
+    else:
+        descriptor = _reference(head, b"FontDescriptor")
+    if descriptor is not None:
+        descriptor_head = found[descriptor][0]
+    family = re.search(rb"/FontFamily\s*\(((?:\\.|[^\\)])*)\)", descriptor_head)
+    name = re.search(rb"/(?:FontName|BaseFont)\s*/(?:[A-Z]{6}\+)?([^\s/>]+)", descriptor_head or head)
+    has_glyphs = re.search(rb"/FontFile[23]?\s+\d+\s+0\s+R", descriptor_head) is not None
+    if b"/Subtype /Type3" in head:  # glyphs drawn by content streams named in /CharProcs; chromium's /g0 is .notdef
+        has_glyphs = b"/CharProcs" in head
+        differences = re.search(rb"/Differences\s*\[(.*?)\]", head, re.DOTALL)
+        notdef, code = set(), 0
+        for token in re.findall(rb"\d+|/[^\s/\]]+", differences[1] if differences else b""):
+            if token[:1] != b"/":
+                code = int(token)
+                continue
+            if token == b"/g0":
+                notdef.add(code)
+            code += 1
+    to_unicode = _reference(head, b"ToUnicode")
+    stream = found.get(to_unicode, (b"", None))[1] if to_unicode is not None else None
+    draws = {code: text for code, text in (_cmap(stream) if stream else {}).items() if code not in notdef}
+    label = family[1] if family else name[1] if name else b"?"
+    return PageFont(label.decode("latin-1"), has_glyphs, draws)
+
+
+def page_fonts(pdf: bytes) -> list[list[PageFont]]:
+    """The fonts of each page, in page order (the /Kids of the page tree, one level: chromium's)."""
+    found = objects(pdf)
+    kids = next(re.search(rb"/Kids\s*\[(.*?)\]", h, re.DOTALL) for h, _ in found.values() if b"/Type /Pages" in h)
+    pages = []
+    for page in (int(n) for n in re.findall(rb"(\d+)\s+0\s+R", kids[1])):
+        block = re.search(rb"/Font\s*<<(.*?)>>", found[page][0], re.DOTALL)
+        numbers = [int(n) for _, n in _FONT_ENTRY.findall(block[1])] if block else []
+        pages.append([_page_font(found, number) for number in numbers])
+    return pages
