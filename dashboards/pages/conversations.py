@@ -107,7 +107,7 @@ def show_conversation(chosen: pd.Series, retained: bool, *, picked: bool) -> Non
             ],  # fmt: skip
             column_config={
                 "reacted_at": st.column_config.DatetimeColumn("When (UTC)", format="YYYY-MM-DD HH:mm:ss"),
-                "turn_number": st.column_config.NumberColumn("Turn", width="small"),
+                "turn_number": st.column_config.NumberColumn("Turn", format="localized", width="small"),
                 "reaction": "Reaction",
                 "status": "Counted?",
                 "origin": "Given by",
