@@ -34,6 +34,11 @@ def table_names(values: pd.Series) -> pd.Series:
     return values.astype("string").str.replace("_", " ", regex=False)
 
 
+def loaded_at(values: pd.Series) -> list[str]:
+    """Load times as text, "never" for none (a table shows a missing time as `None`)."""
+    return ["never" if pd.isna(value) else f"{pd.Timestamp(value):%Y-%m-%d %H:%M}" for value in values]
+
+
 with layout.section("Raw tables"):
     if not layout.not_split(f, "Rows per raw table"):
         counts = queries.raw_table_counts()
@@ -124,7 +129,10 @@ with layout.section("Turn reactions: which part decides"):
             parts.assign(
                 active_part=parts["active_part"]
                 .map({"index": "the index", "blobs": "blobs only"})
-                .fillna(parts["active_part"])
+                .fillna(parts["active_part"]),
+                index_schema=parts["index_schema"].fillna("no index loaded"),
+                last_blob_load_at=loaded_at(parts["last_blob_load_at"]),
+                last_index_load_at=loaded_at(parts["last_index_load_at"]),
             ),
             "reaction_sources",
             hide_index=True,
@@ -158,10 +166,8 @@ with layout.section("Turn reactions: which part decides"):
                     format="localized",
                     help="Replaced or cleared before any load read the index: history only",
                 ),
-                "last_blob_load_at": st.column_config.DatetimeColumn("Last blob load (UTC)", format="YYYY-MM-DD HH:mm"),
-                "last_index_load_at": st.column_config.DatetimeColumn(
-                    "Last index load (UTC)", format="YYYY-MM-DD HH:mm"
-                ),
+                "last_blob_load_at": "Last blob load (UTC)",
+                "last_index_load_at": "Last index load (UTC)",
             },
         )
 

@@ -220,13 +220,15 @@ def identifiers(demo: DemoWarehouse) -> set[str]:
 @pytest.mark.parametrize("url_path", THREE_PAGES)
 def test_page_text_is_in_words_and_counts_have_separators(on_demo: DemoWarehouse, url_path: str) -> None:
     """No column, table, seed or dbt variable name in what the page says, in a table's headers or in a chart;
-    every whole-number column of a table shows thousands separators."""
+    no empty table cell (a table shows it as `None`); every whole-number column shows thousands separators."""
     app = run_page(page(url_path))
     assert_no_exception(app)
     said = texts(app)
     for table in app.dataframe:
         columns = shown_columns(table)
         said += [f"{config.get('label', name)}\n{config.get('help', '')}" for name, config in columns.items()]
+        shown = table.value[list(columns)]
+        assert not shown.isna().any().any(), shown.columns[shown.isna().any()].tolist()  # a table shows it as None
         for name, config in columns.items():
             if pd.api.types.is_integer_dtype(table.value[name]):
                 assert config.get("type_config", {}).get("format") == "localized", (name, config)
