@@ -221,7 +221,7 @@ with layout.section("Latest loads"):
     if not layout.not_split(f, "Latest loads (counts over every tenant)"):
         loads = queries.recent_loads()
         layout.table(
-            loads.assign(target_table=table_names(loads["target_table"])),
+            loads.assign(target_table=table_names(loads["target_table"]), source=table_names(loads["source"])),
             "recent_loads",
             hide_index=True,
             column_order=[
