@@ -28,12 +28,10 @@ def _when(moment: dt.datetime | None) -> str:
 
 
 def freshness(status: data.WarehouseStatus) -> str:
+    """How fresh the numbers are; which file they come from is the Warehouse page's to say, not every page's."""
     as_of = status.as_of.isoformat() if status.as_of else "unknown"
     built = _when(status.built_at)
-    return (
-        f"Data as of **{as_of}** (UTC) · marts built {built} · last ingest {_when(status.last_loaded_at)} · "
-        f"warehouse `{status.path}`"
-    )
+    return f"Data as of **{as_of}** (UTC) · marts built {built} · last ingest {_when(status.last_loaded_at)}"
 
 
 def _through_entry_point() -> None:

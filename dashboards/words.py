@@ -20,6 +20,10 @@ NOT_SPLIT_BY_PROJECT = "not split by project"
 # session feedback's end-session surfaces (warehouse/contracts.py SESSION_SOURCES)
 SURFACES = {"cli_end": "CLI /end", "cli_exit": "CLI /exit", "api_end": "API session end"}
 
+# turn reactions (the reactions contract): a reaction's value and who gave it
+REACTIONS = {"ok": "OK", "not_ok": "not OK", "neutral": "neutral"}
+ORIGINS = {"user": "user", "machine": "machine (inferred)"}
+
 P_VALUE_HELP = (
     "p-value: the chance of a change at least this large if nothing had really changed (two-proportion z-test). "
     "Small is evidence of a real change."
@@ -74,6 +78,16 @@ def probability(value: object) -> str:
 def surface(code: object) -> str:
     """An end-session surface in words (`cli_end` -> "CLI /end"); an unknown code as it is."""
     return SURFACES.get(str(code), "" if code is None else str(code))
+
+
+def reaction(code: object) -> str:
+    """A turn reaction's value in words (`not_ok` -> "not OK"); a machine reaction without one "no value"."""
+    return "no value" if _missing(code) else REACTIONS.get(str(code), str(code))
+
+
+def origin(code: object) -> str:
+    """Who gave a turn reaction, in words: "user" or "machine (inferred)"; an unknown code as it is."""
+    return MISSING if _missing(code) else ORIGINS.get(str(code), str(code))
 
 
 def not_split(tenant: str | None, project: str | None) -> str | None:

@@ -9,14 +9,121 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboards import charts, layout, text
+from dashboards import charts, layout, text, words
 from dashboards.queries import conversations as queries
+
+MAX_CARDS = 200  # reactions drawn one by one; a longer conversation shows its first ones and says so
+COMMENT_LIMIT = 2_000  # characters of a comment shown; the CSV of the history holds it whole
+
+
+def _in_words(word: str, known: dict[str, str]) -> str:
+    """A code's words for markdown: ours as they are, an unknown code from upstream as text."""
+    return word if word in known.values() else text.markdown(word)
+
+
+def _reaction_line(row: pd.Series) -> str:
+    """One reaction's heading, in words: when, which turn, who, what (and the machine's confidence)."""
+    reaction = (
+        "no value (counted as neutral)"
+        if pd.isna(row["reaction"])
+        else _in_words(words.reaction(row["reaction"]), words.REACTIONS)
+    )
+    parts = [
+        f"{pd.Timestamp(row['reacted_at']):%Y-%m-%d %H:%M:%S} UTC",
+        f"turn {int(row['turn_number'])}",
+        _in_words(words.origin(row["origin"]), words.ORIGINS),
+        f"**{reaction}**",
+    ]
+    if row["origin"] == "machine":
+        parts.append(f"confidence {float(row['confidence']):.2f}")
+    return " · ".join(parts)
+
+
+def _comment(value: object) -> None:
+    """The reaction's text as plain text (st.text: never markdown), or "no comment"."""
+    if isinstance(value, str) and value.strip():
+        st.text(text.visible(value, COMMENT_LIMIT))
+    else:
+        st.caption("no comment")
+
+
+def _status(row: pd.Series) -> str:
+    """A stored reaction's part in the counts, in words."""
+    if row["is_active"]:
+        return "counted"
+    return "cleared" if row["is_clear"] else "not counted (replaced, or below the confidence threshold)"
+
+
+def show_conversation(chosen: pd.Series, retained: bool, *, picked: bool) -> None:
+    """A conversation's reactions in time order, one card each (readable at 390 px), then every stored one."""
+    st.markdown(
+        "#### What was said, reaction by reaction"
+        + ("" if picked else "\n\nThe most recent conversation; select a row above to read another.")
+    )
+    # upstream values as code spans (dashboards/text.py): shown as text, never as markdown
+    st.caption(
+        f"Conversation {text.markdown(chosen['conversation_id'])} · {text.markdown(chosen['tenant_name'])} / "
+        f"{text.markdown(chosen['project'])} · turns numbered in the order they were first reacted to"
+    )
+    reactions, history = queries.conversation_detail(
+        chosen["source_tenant_id"], chosen["project"], chosen["conversation_id"], retained
+    )
+    if reactions.empty:
+        st.info("This conversation has no active reaction left (all cleared or below the confidence threshold).")
+    else:
+        if len(reactions) > MAX_CARDS:
+            st.caption(f"The first {MAX_CARDS} of {words.count(len(reactions))} reactions.")
+        for _, row in reactions.head(MAX_CARDS).iterrows():
+            with st.container(border=True):
+                st.markdown(_reaction_line(row))
+                _comment(row["comment_text"])
+    with st.expander("Every stored reaction of this conversation, replaced and cleared ones too"):
+        if history.empty:
+            st.info("No stored reactions for this conversation.")
+            return
+        shown = history.assign(
+            reaction=[
+                "cleared" if clear else words.reaction(value)
+                for value, clear in zip(history["reaction"], history["is_clear"], strict=True)
+            ],
+            origin=history["origin"].map(words.origin),
+            status=[_status(row) for _, row in history.iterrows()],
+            comment_text=history["comment_text"].fillna("no comment"),
+        )
+        layout.table(
+            shown.drop(columns=["is_clear", "is_active"]),
+            "conversation_reaction_history",
+            hide_index=True,
+            column_order=[
+                "reacted_at",
+                "turn_number",
+                "reaction",
+                "status",
+                "origin",
+                "confidence",
+                "comment_text",
+                "turn_id",
+                "rn",
+            ],  # fmt: skip
+            column_config={
+                "reacted_at": st.column_config.DatetimeColumn("When (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+                "turn_number": st.column_config.NumberColumn("Turn", format="localized", width="small"),
+                "reaction": "Reaction",
+                "status": "Counted?",
+                "origin": "Given by",
+                "confidence": st.column_config.NumberColumn("Confidence", format="%.2f"),
+                "comment_text": st.column_config.TextColumn("Comment", width="large"),
+                "turn_id": "Turn id",
+                "rn": "Reaction id",
+            },
+        )
+
 
 status, f = layout.page("Conversations and reactions")
 layout.scope(
     f,
     "Tenant and project apply to satisfaction and conversations; replaced and cleared reactions are counted "
-    "for all tenants (reaction_changes_daily has no tenant).",
+    "over every tenant only.",
 )
 
 st.subheader("Satisfaction by origin")
@@ -29,7 +136,8 @@ with layout.section("Satisfaction"):
         column.metric(
             f"Satisfaction, {text.markdown(row.segment_value)} reactions",
             "no data" if pd.isna(row.rate) else f"{row.rate:.1%}",
-            help="ok / (ok + not_ok + neutral) over the active reactions of the period.",
+            help="Share of the period's active reactions that are OK: OK, not OK and neutral reactions all "
+            "count, a machine reaction without a value counts as neutral.",
         )
         if not pd.isna(row.rate):
             column.caption(f"95% CI {row.rate_ci_low:.1%} to {row.rate_ci_high:.1%} (n = {int(row.trials):,})")
@@ -53,7 +161,9 @@ with layout.section("Satisfaction"):
 
 st.subheader("How often users replace or clear a reaction")
 with layout.section("Replaced and cleared reactions"):
-    if not layout.tenantless("Replaced and cleared reactions (counted over every tenant)"):
+    if not layout.tenantless("Replaced and cleared reactions (counted over every tenant)") and not layout.not_split(
+        f, "Replaced and cleared reactions (counted over every tenant)"
+    ):
         changes = queries.reaction_changes_daily(f.start, f.end, f.retained)
         if not changes.empty:
             total = changes[["user_reactions", "replacements", "reversals", "clears"]].sum()
@@ -67,13 +177,14 @@ with layout.section("Replaced and cleared reactions"):
             if not flips.empty:
                 flip = flips.iloc[0]
                 st.caption(
-                    f"(replacements + clears) / user reactions = {flip['rate']:.1%} "
-                    f"(95% CI {flip['rate_ci_low']:.1%} to {flip['rate_ci_high']:.1%})"
+                    f"{words.percent(flip['rate'])} of user reactions were replaced or cleared "
+                    f"(95% CI {words.rate_interval(flip['rate_ci_low'], flip['rate_ci_high'])})."
                 )
+        changed = changes.rename(columns={"replacements": "replaced", "clears": "cleared"})
         charts.show(
-            changes.melt(
+            changed.melt(
                 id_vars="reaction_date",
-                value_vars=["replacements", "clears"],
+                value_vars=["replaced", "cleared"],
                 var_name="change",
                 value_name="reactions",
             ),
@@ -82,7 +193,7 @@ with layout.section("Replaced and cleared reactions"):
                 x="reaction_date",
                 y="reactions",
                 color="change",
-                title="Replaced and cleared user reactions per day",
+                title="Replaced or cleared reactions per day",
                 subtitle=f"All tenants. {f.period_label()}",
                 x_title=charts.DATE_AXIS,
                 y_title="Reactions (count per day)",
@@ -99,9 +210,13 @@ with layout.section("Conversations"):
     else:
         matching = int(conversations["matching"].iloc[0])
         st.caption(
-            f"{matching:,} conversations with their last reaction in the period"
-            + (f"; the {len(conversations):,} most recent are listed" if matching > len(conversations) else "")
-            + ". Select a row to see its turns."
+            f"{words.count(matching)} conversations with their last reaction in the period"
+            + (
+                f"; the {words.count(len(conversations))} most recent are listed"
+                if matching > len(conversations)
+                else ""
+            )
+            + ". Select a row to read its reactions."
         )
         table = layout.table(
             conversations.drop(columns="matching"),
@@ -110,11 +225,36 @@ with layout.section("Conversations"):
             on_select="rerun",
             selection_mode="single-row",
             key="conversations_table",
+            # the key numbers first: at 390 px the first columns are what stays on screen
+            column_order=[
+                "satisfaction_rate",
+                "total",
+                "last_activity_at",
+                "tenant_name",
+                "project",
+                "user",
+                "machine",
+                "ok",
+                "not_ok",
+                "neutral",
+                "conversation_id",
+            ],  # fmt: skip
             column_config={
-                "tenant_name": "Tenant",
+                "satisfaction_rate": st.column_config.NumberColumn(
+                    "Satisfaction", format="percent", help="Share of its active reactions that are OK"
+                ),
+                "total": st.column_config.NumberColumn(
+                    "Reactions", format="localized", width="small", help="Active reactions"
+                ),
                 "last_activity_at": st.column_config.DatetimeColumn("Last reaction (UTC)", format="YYYY-MM-DD HH:mm"),
-                "total": "Reactions",
-                "satisfaction_rate": st.column_config.NumberColumn("Satisfaction", format="percent"),
+                "tenant_name": "Tenant",
+                "project": "Project",
+                "user": st.column_config.NumberColumn("By users", format="localized"),
+                "machine": st.column_config.NumberColumn("By the machine", format="localized"),
+                "ok": st.column_config.NumberColumn("OK", format="localized"),
+                "not_ok": st.column_config.NumberColumn("Not OK", format="localized"),
+                "neutral": st.column_config.NumberColumn("Neutral", format="localized"),
+                "conversation_id": "Conversation id",
                 # the keys behind the row (tenant key, the reactions' own tenant id), not shown
                 "tenant": None,
                 "source_tenant_id": None,
@@ -122,30 +262,4 @@ with layout.section("Conversations"):
         )
         rows = table.selection.rows if table is not None else []
         chosen = conversations.iloc[rows[0] if rows else 0]
-        # upstream values as code spans (dashboards/text.py): shown as text, never as markdown
-        st.markdown(
-            f"**Conversation** {text.markdown(chosen['conversation_id'])} "
-            f"({text.markdown(chosen['tenant_name'])} / {text.markdown(chosen['project'])})"
-            + ("" if rows else ": the most recent one; select a row above to pick another")
-        )
-        turns, history = queries.conversation_detail(
-            chosen["source_tenant_id"], chosen["project"], chosen["conversation_id"], f.retained
-        )
-        if turns.empty:
-            st.info("This conversation has no active reaction left (all cleared or below the confidence threshold).")
-        else:
-            layout.table(
-                turns,
-                "conversation_turns",
-                hide_index=True,
-                column_config={
-                    "reacted_at": st.column_config.DatetimeColumn("Reacted at (UTC)", format="YYYY-MM-DD HH:mm:ss"),
-                    "rn": st.column_config.TextColumn("rn (reaction id)", width="large"),
-                    "confidence": st.column_config.NumberColumn("Confidence", format="%.2f"),
-                },
-            )
-        with st.expander("Every stored reaction of this conversation, replaced and cleared ones too"):
-            if history.empty:
-                st.info("No stored reactions for this conversation.")
-            else:
-                layout.table(history, "conversation_reaction_history", hide_index=True)
+        show_conversation(chosen, f.retained, picked=bool(rows))

@@ -91,9 +91,11 @@ def conversations(
 def conversation_detail(
     source_tenant_id: str, project: str, conversation_id: str, retained: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One conversation on one connection: the active reaction of each turn (its rn identifies the stored row),
-    and every stored reaction (replaced and cleared ones too), flagged when it is the active one.
+    """One conversation on one connection: its active reactions (those that count) in time order, and every
+    stored reaction (replaced and cleared ones too) in time order, flagged when it is the active one.
 
+    Both carry `turn_number`, the turn's place among the conversation's reacted turns (1 = the turn reacted to
+    first, over the stored reactions), so the two lists name a turn alike; `rn` identifies a stored reaction.
     The conversation is named as the reactions name it: their own tenant (`source_tenant_id` in the marts,
     `tenant` in the stored rows), project and conversation id. Stored rows: stored_turn_reactions (everything
     stored up to as_of), only those it marks is_retained (the rows of retained_turn_reactions) when the
@@ -102,26 +104,44 @@ def conversation_detail(
     same_conversation = "project = $project and conversation_id = $conversation_id"
     active_rows = f"source_tenant_id = $source_tenant_id and {same_conversation}"
     stored_rows = f"tenant = $source_tenant_id and {same_conversation}" + (" and is_retained" if retained else "")
-    turns, history = _queries(
+    # every reacted turn of the conversation, numbered by its first reaction (active or stored)
+    turns = f"""
+        turns as (
+            select turn_id, dense_rank() over (order by min(reacted_at), turn_id) as turn_number
+            from (
+                select turn_id, reacted_at from marts.turn_reactions_active where {active_rows}
+                union all
+                select turn_id, reacted_at from marts.stored_turn_reactions where {stored_rows}
+            ) as reacted
+            group by turn_id
+        )
+    """
+    active, history = _queries(
         (
             f"""
-            select turn_id, origin, reaction, confidence, reacted_at, comment_text, rn
-            from marts.turn_reactions_active
+            with {turns}
+            select active.reacted_at, turns.turn_number, active.origin, active.reaction, active.counted_reaction,
+                   active.confidence, active.comment_text, active.turn_id, active.rn
+            from marts.turn_reactions_active as active
+            join turns on turns.turn_id = active.turn_id
             where {active_rows}
-            order by reacted_at, turn_id, origin
+            order by active.reacted_at, turns.turn_number, active.origin, active.rn
             """,
             key,
         ),
         (
             f"""
-            with active as (select rn from marts.turn_reactions_active where {active_rows})
-            select history.turn_id, history.origin, history.reaction, history.is_clear, history.confidence,
-                   history.reacted_at, history.reaction_rn as rn, active.rn is not null as is_active
+            with {turns},
+            active as (select rn from marts.turn_reactions_active where {active_rows})
+            select history.reacted_at, turns.turn_number, history.origin, history.reaction, history.is_clear,
+                   active.rn is not null as is_active, history.confidence, history.comment_text, history.turn_id,
+                   history.reaction_rn as rn
             from (select * from marts.stored_turn_reactions where {stored_rows}) as history
+            join turns on turns.turn_id = history.turn_id
             left join active on active.rn = history.reaction_rn
-            order by history.turn_id, history.reacted_at
+            order by history.reacted_at, turns.turn_number, history.origin, history.reaction_rn
             """,
             key,
         ),
     )
-    return turns, history
+    return active, history

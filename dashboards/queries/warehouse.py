@@ -62,13 +62,22 @@ def source_inputs() -> pd.DataFrame:
 
 
 @_cached
-def reaction_sources() -> pd.DataFrame:
-    """Per tenant and project of the turn reactions: which part decides what is active (reaction_sources)."""
+def reaction_sources(tenant: str | None = None, project: str | None = None) -> pd.DataFrame:
+    """Per tenant and project of the turn reactions: which part decides what is active (reaction_sources).
+
+    `tenant` is the tenant key of the filters; reaction_sources names a tenant as the reactions do, so the key's
+    own ids are those feedback_signals maps to it."""
     return _query(
         """
         select tenant, project, active_part, index_schema, active_reactions, blob_reactions, index_rows_present,
                index_rows_removed, reactions_only_in_blobs, last_blob_load_at, last_index_load_at
         from marts.reaction_sources
+        where ($tenant is null or tenant in (
+                select source_tenant_id from marts.feedback_signals
+                where source_system = 'turn_reactions' and tenant = $tenant
+              ))
+          and ($project is null or project = $project)
         order by tenant, project
-        """
+        """,
+        {"tenant": tenant, "project": project},
     )
