@@ -27,13 +27,12 @@ def _when(moment: dt.datetime | None) -> str:
     return "never" if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"
 
 
-def freshness(status: data.WarehouseStatus) -> str:
+def freshness(status: data.WarehouseStatus, *, with_path: bool = False) -> str:
+    """As-of day, build and ingest times; the warehouse's file path only where asked (the Warehouse page)."""
     as_of = status.as_of.isoformat() if status.as_of else "unknown"
     built = _when(status.built_at)
-    return (
-        f"Data as of **{as_of}** (UTC) · marts built {built} · last ingest {_when(status.last_loaded_at)} · "
-        f"warehouse `{status.path}`"
-    )
+    line = f"Data as of **{as_of}** (UTC) · marts built {built} · last ingest {_when(status.last_loaded_at)}"
+    return f"{line} · warehouse `{status.path}`" if with_path else line
 
 
 def _through_entry_point() -> None:
@@ -49,8 +48,9 @@ def _through_entry_point() -> None:
         st.rerun()
 
 
-def page(title: str) -> tuple[data.WarehouseStatus, filters.Filters]:
-    """Title, freshness line and the filters in force; stops the page with instructions when nothing can be shown."""
+def page(title: str, *, with_path: bool = False) -> tuple[data.WarehouseStatus, filters.Filters]:
+    """Title, freshness line (with the warehouse's path when `with_path`) and the filters in force; stops the page
+    with instructions when nothing can be shown."""
     _through_entry_point()
     st.title(title)
     try:
@@ -62,7 +62,7 @@ def page(title: str) -> tuple[data.WarehouseStatus, filters.Filters]:
         st.error(status.message)
         st.markdown(COMMANDS)
         st.stop()
-    st.caption(freshness(status))
+    st.caption(freshness(status, with_path=with_path))
     return status, filters.current()
 
 
@@ -97,9 +97,10 @@ def not_split(current: filters.Filters, what: str) -> bool:
     reading = words.not_split(current.tenant, current.project)
     if reading is None:
         return False
+    unit = "tenant" if current.tenant else "project"
     st.info(
-        f"{what}: {reading}. This source has no tenant or project, so its numbers cover every tenant; "
-        "set the tenant filter to All to see them."
+        f"{what}: {reading}. Its source has no {unit}, so its numbers would cover every {unit}; "
+        f"set the {unit} filter to All to see them."
     )
     return True
 

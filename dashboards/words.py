@@ -20,6 +20,14 @@ NOT_SPLIT_BY_PROJECT = "not split by project"
 # session feedback's end-session surfaces (warehouse/contracts.py SESSION_SOURCES)
 SURFACES = {"cli_end": "CLI /end", "cli_exit": "CLI /exit", "api_end": "API session end"}
 
+# feedback_signals' source systems
+SOURCES = {
+    "session_feedback": "Session feedback",
+    "turn_reactions": "Turn reactions",
+    "analyzer": "Skill analyzer events",
+    "workspace": "Workspace feedback",
+}
+
 P_VALUE_HELP = (
     "p-value: the chance of a change at least this large if nothing had really changed (two-proportion z-test). "
     "Small is evidence of a real change."
@@ -74,6 +82,30 @@ def probability(value: object) -> str:
 def surface(code: object) -> str:
     """An end-session surface in words (`cli_end` -> "CLI /end"); an unknown code as it is."""
     return SURFACES.get(str(code), "" if code is None else str(code))
+
+
+def source(code: object) -> str:
+    """A feedback_signals source system in words (`turn_reactions` -> "Turn reactions"); an unknown code as it is."""
+    return SOURCES.get(str(code), "" if code is None else str(code))
+
+
+def segment(segment_type: object, label: object) -> str:
+    """A segment of metric_rates_by_period in words, from its type and its segment_label: `surface` cli_end ->
+    "surface CLI /end", `turn_count_bucket` 3-5 -> "sessions of 3-5 turns", `origin` user -> "user reactions",
+    `skill` deslop -> "skill deslop"; an eval segment's label names its agent config, golden set and tenant."""
+    value = "" if label is None else str(label)
+    kind = str(segment_type)
+    if kind == "surface":
+        return f"surface {surface(value)}"
+    if kind == "modality":
+        return f"{value} answers"
+    if kind == "turn_count_bucket":
+        return f"sessions of {value} turns"
+    if kind == "origin":
+        return f"{value} reactions"
+    if kind == "skill":
+        return f"skill {value}"
+    return value
 
 
 def not_split(tenant: str | None, project: str | None) -> str | None:

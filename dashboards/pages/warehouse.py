@@ -14,7 +14,7 @@ import streamlit as st
 from dashboards import charts, layout
 from dashboards.queries import warehouse as queries
 
-status, f = layout.page("Warehouse")
+status, f = layout.page("Warehouse", with_path=True)  # the one page naming the file
 if layout.tenantless("Warehouse operations (counts over every tenant)"):
     st.stop()
 built = f"{status.built_at:%Y-%m-%d %H:%M} UTC" if status.built_at else "the last build"

@@ -13,7 +13,7 @@
 --   golden set and agent config, per tenant.
 -- segment_label names the segment in words: the surface, modality,
 -- turn-count bucket, origin or skill as it is; an eval segment as
--- `<agent config label> on <golden set> (<tenant name>)`.
+-- `<agent config label> on <golden set> at <tenant name>`.
 -- A metric without a tenant (or project) carries the all-members key in
 -- that column, and is_tenant_scoped (is_project_scoped) false: the
 -- dashboard's tenant filter does not apply to it.
@@ -68,9 +68,8 @@ eval_labelled as (
             'coalesce(agent_configs.agent_config_label, eval_daily.agent_id)',
             "' on '",
             'eval_daily.golden_set',
-            "' ('",
+            "' at '",
             "coalesce(eval_daily.tenant_name, eval_daily.tenant, 'no tenant')",
-            "')'",
         ]) }} as agent_segment_label
     from eval_daily
     left join agent_configs
