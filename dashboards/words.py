@@ -12,6 +12,7 @@ change, a count, a p-value or a surface reads.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 MISSING = "n/a"
 NOT_SPLIT_BY_TENANT = "not split by tenant"
@@ -89,23 +90,25 @@ def source(code: object) -> str:
     return SOURCES.get(str(code), "" if code is None else str(code))
 
 
-def segment(segment_type: object, label: object) -> str:
+def segment(segment_type: object, label: object, quote: Callable[[str], str] = str) -> str:
     """A segment of metric_rates_by_period in words, from its type and its segment_label: `surface` cli_end ->
     "surface CLI /end", `turn_count_bucket` 3-5 -> "sessions of 3-5 turns", `origin` user -> "user reactions",
-    `skill` deslop -> "skill deslop"; an eval segment's label names its agent config, golden set and tenant."""
+    `skill` deslop -> "skill deslop"; an eval segment's label names its agent config, golden set and tenant.
+    `quote` shows a value from upstream (a surface, modality, origin, skill, name) in its medium, e.g.
+    dashboards/text.py `markdown`; the buckets and the words around are the project's own."""
     value = "" if label is None else str(label)
     kind = str(segment_type)
-    if kind == "surface":
-        return f"surface {surface(value)}"
-    if kind == "modality":
-        return f"{value} answers"
     if kind == "turn_count_bucket":
         return f"sessions of {value} turns"
+    if kind == "surface":
+        return f"surface {quote(surface(value))}"
+    if kind == "modality":
+        return f"{quote(value)} answers"
     if kind == "origin":
-        return f"{value} reactions"
+        return f"{quote(value)} reactions"
     if kind == "skill":
-        return f"skill {value}"
-    return value
+        return f"skill {quote(value)}"
+    return quote(value)
 
 
 def not_split(tenant: str | None, project: str | None) -> str | None:

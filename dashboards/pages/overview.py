@@ -37,11 +37,11 @@ def unsplit(row: pd.Series | None) -> str | None:
 
 
 def verdict(row: Mapping[str, Any]) -> str:
-    """A mover's significance in words, better or worse by the metric's direction."""
+    """A mover's significance in words (markdown), better or worse by the metric's direction."""
     if not row["significant"]:
         return "not significant"
     worse = (row["change"] > 0) == LOWER_IS_BETTER.get(row["metric"], False)
-    return "significantly worse" if worse else "significantly better"
+    return ":red[**significantly worse**]" if worse else ":green[**significantly better**]"
 
 
 rates = pd.DataFrame()
@@ -130,15 +130,15 @@ with layout.section("Changes"):
             "(the 95% interval of the change excludes 0) first, then the largest. Segments with fewer than 20 "
             "observations in either period are left out. Changes in percentage points (pp)."
         )
+        rate_names = {metric: label.split(" (")[0] for metric, label in LABELS.items()}  # no "(all skills)"
+        segments = list(zip(movers["segment_type"], movers["segment_label"], strict=True))
         movers = movers.assign(
-            rate=movers["metric"].map(LABELS),
-            segment_words=[
-                words.segment(kind, label)
-                for kind, label in zip(movers["segment_type"], movers["segment_label"], strict=True)
-            ],
+            rate=movers["metric"].map(rate_names),
+            segment_words=[words.segment(kind, label) for kind, label in segments],
+            segment_markdown=[words.segment(kind, label, text.markdown) for kind, label in segments],
         )
         lines = [
-            f"- **{row.rate}, {text.markdown(row.segment_words)}**: {words.percent(row.previous)} → "
+            f"- **{row.rate}, {row.segment_markdown}**: {words.percent(row.previous)} → "
             f"{words.percent(row.current)}, **{words.points(row.change)}** "
             f"(95% CI {words.points_interval(row.change_low, row.change_high)}), {verdict(row._asdict())} · "
             f"n = {words.count(row.n)}"

@@ -100,8 +100,10 @@ def test_every_page_runs_on_demo_data(use_warehouse, demo: DemoWarehouse, dashbo
     assert not app.warning, [warning.value for warning in app.warning]
     captions = [caption.value for caption in app.caption]
     assert any("Data as of **2026-11-01**" in caption and "marts built 20" in caption for caption in captions)
-    # every table has its download button (dashboards/layout.table)
-    assert len(app.get("download_button")) == len(app.dataframe), (len(app.dataframe), dashboard_page.url_path)
+    # every table has its download button (dashboards/layout.table); the Overview's movers, a list that reads on a
+    # phone, have theirs too
+    lists = 1 if dashboard_page.url_path == "overview" else 0
+    assert len(app.get("download_button")) == len(app.dataframe) + lists, (len(app.dataframe), dashboard_page.url_path)
 
 
 @pytest.mark.parametrize("dashboard_page", PAGES, ids=PAGE_IDS)

@@ -122,7 +122,7 @@ def test_with_a_tenant_the_overview_shows_no_all_tenant_rate(on_demo: DemoWareho
     # the movers hold no segment of a tenantless source, and say why
     movers = "\n".join(str(element.value) for element in app.markdown)
     assert "Eval pass rate" in movers or "Reaction satisfaction" in movers
-    assert "Session positive rate," not in movers and "Correction rate (all skills)," not in movers
+    assert "Session positive rate," not in movers and "Correction rate," not in movers
     assert "skill " not in movers and "surface " not in movers
     assert any(words.NOT_SPLIT_BY_TENANT in caption.value and "left out" in caption.value for caption in app.caption)
 
