@@ -39,6 +39,8 @@ DATE_AXIS = "Date (UTC day)"
 # title (subtitle) font size; longer titles wrap (charts.wrap)
 TITLE_CHARACTERS = 40
 SUBTITLE_CHARACTERS = 58
+X_TITLE_CHARACTERS = 48  # an axis title's line: across a phone's plot (about 330 px), along its height (y)
+Y_TITLE_CHARACTERS = 52
 TITLE_LINE_PIXELS = 22
 SUBTITLE_LINE_PIXELS = 16
 TICK_LIMIT = 60  # characters of a category's tick label (a phone's width holds the label and its bar)
@@ -86,8 +88,8 @@ def wrap(line: str, width: int) -> list[str]:
 def _finish(
     figure: go.Figure, title: str, x_title: str, y_title: str, *, y_percent: bool = False, subtitle: str | None = None
 ) -> go.Figure:
-    """Title (wrapped to fit a phone's chart: Plotly neither wraps nor shortens one), axis titles, and the legend
-    below the plot, across its width, where a phone has room for it."""
+    """Title and axis titles (wrapped to fit a phone's chart: Plotly neither wraps nor shortens one), and the
+    legend below the plot, across its width, where a phone has room for it."""
     title_lines = wrap(title, TITLE_CHARACTERS)
     subtitle_lines = wrap(subtitle, SUBTITLE_CHARACTERS) if subtitle else []
     top = 24 + TITLE_LINE_PIXELS * len(title_lines) + SUBTITLE_LINE_PIXELS * len(subtitle_lines)
@@ -100,8 +102,8 @@ def _finish(
             "yanchor": "top",
             "pad": {"t": 12},
         },
-        xaxis_title=x_title,
-        yaxis_title=y_title,
+        xaxis_title="<br>".join(wrap(x_title, X_TITLE_CHARACTERS)),
+        yaxis_title="<br>".join(wrap(y_title, Y_TITLE_CHARACTERS)),
         margin={"t": top, "l": 10, "r": 10, "b": 10},
         legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.22, "yanchor": "top"},
         hovermode="closest",

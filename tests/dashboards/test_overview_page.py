@@ -220,10 +220,11 @@ def open_on_phone(phone, server: DashboardServer, url_path: str) -> None:
     wait_until_idle(phone)
 
 
-# every chart: its title's and subtitle's boxes against the chart's own svg box
+# every chart: its title's, subtitle's and axis titles' boxes against the chart's own svg box
 TITLE_BOXES = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(chart => {
     const svg = chart.querySelector('.main-svg').getBoundingClientRect();
-    const boxes = [...chart.querySelectorAll('.gtitle, .gtitle-subtitle')].map(t => t.getBoundingClientRect());
+    const boxes = [...chart.querySelectorAll('.gtitle, .gtitle-subtitle, .xtitle, .ytitle')]
+        .map(t => t.getBoundingClientRect());
     return {title: chart.querySelector('.gtitle')?.textContent, svg: [svg.left, svg.right],
             texts: boxes.map(b => [b.left, b.right])};
 })"""
