@@ -127,6 +127,22 @@ def test_with_a_tenant_the_overview_shows_no_all_tenant_rate(on_demo: DemoWareho
     assert any(words.NOT_SPLIT_BY_TENANT in caption.value and "left out" in caption.value for caption in app.caption)
 
 
+def test_with_a_project_the_overview_says_what_has_no_project(on_demo: DemoWarehouse) -> None:
+    """Evals have a tenant but no project, the unified signals likewise: under a project filter their numbers
+    would be the whole tenant's."""
+    app = opened("overview", TENANT)
+    app.selectbox(key="project").set_value("docs").run()
+    assert_no_exception(app)
+    cards = {metric.label: metric.value for metric in app.metric}
+    assert words.NOT_SPLIT_BY_PROJECT in cards["Eval pass rate"], cards
+    assert words.NOT_SPLIT_BY_TENANT in cards["Session positive rate"], cards
+    assert cards["Reaction satisfaction"].endswith("%"), "reactions have a project"
+    assert any(info.value.startswith(f"Signal volume by source: {words.NOT_SPLIT_BY_PROJECT}") for info in app.info)
+    assert not [figure for figure in figures(app) if "Feedback signals" in figure["layout"]["title"]["text"]]
+    movers = "\n".join(str(element.value) for element in app.markdown)
+    assert "Eval pass rate," not in movers
+
+
 def test_with_a_tenant_session_feedback_shows_no_number(on_demo: DemoWarehouse) -> None:
     app = opened("session-feedback", TENANT)
     cards = {metric.label: metric.value for metric in app.metric}
