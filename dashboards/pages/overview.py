@@ -58,7 +58,8 @@ with layout.section("Headline rates"):
             if reading is not None:
                 # small: the words, not a number, and whole in a quarter of the page (a number's size cuts them)
                 st.metric(label, f":small[{reading}]", help=definition, border=True)
-                st.caption("Its source has no tenant or project; set those filters to All to see it.")
+                unit = "tenant" if reading == words.NOT_SPLIT_BY_TENANT else "project"
+                st.caption(f"Its source has no {unit}; set the {unit} filter to All to see it.")
                 continue
             if row is None or pd.isna(row["rate"]):
                 st.metric(label, "no data", help=definition, border=True)
@@ -116,11 +117,15 @@ with layout.section("Signal volume"):
 st.subheader("What changed most")
 with layout.section("Changes"):
     movers = overview.movers(f.as_of, f.period_days, f.retained, f.tenant, f.project)
-    left_out = [LABELS[metric] for metric in LABELS if metric in rates.index and unsplit(rates.loc[metric])]
+    left_out: dict[str, list[str]] = {}  # reading -> the headlines it applies to
+    for metric in LABELS:
+        reading = unsplit(rates.loc[metric]) if metric in rates.index else None
+        if reading is not None:
+            left_out.setdefault(reading, []).append(LABELS[metric])
     if left_out:
         st.caption(
-            f"{', '.join(left_out)}: {words.not_split(f.tenant, f.project)} (their sources have no tenant or "
-            "project), so their segments are left out."
+            "; ".join(f"{', '.join(labels)}: {reading}" for reading, labels in left_out.items())
+            + ". Their segments are left out."
         )
     if movers.empty:
         st.info("Not enough data in both periods to compare segments (at least 20 observations each).")

@@ -141,6 +141,7 @@ def test_with_a_project_the_overview_says_what_has_no_project(on_demo: DemoWareh
     assert not [figure for figure in figures(app) if "Feedback signals" in figure["layout"]["title"]["text"]]
     movers = "\n".join(str(element.value) for element in app.markdown)
     assert "Eval pass rate," not in movers
+    assert any(f"Eval pass rate: {words.NOT_SPLIT_BY_PROJECT}" in caption.value for caption in app.caption)
 
 
 def test_with_a_tenant_session_feedback_shows_no_number(on_demo: DemoWarehouse) -> None:
