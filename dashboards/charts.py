@@ -7,6 +7,7 @@ formatted into one goes through `text.plotly` where the caller formats it."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,6 +35,14 @@ DIRECTION_COLOURS = {
     "insufficient_data": "#d9d9d9",
 }
 DATE_AXIS = "Date (UTC day)"
+# characters of a title's (subtitle's) line: a chart on a 390 px phone (about 350 px) holds that many at Plotly's
+# title (subtitle) font size; longer titles wrap (charts.wrap)
+TITLE_CHARACTERS = 40
+SUBTITLE_CHARACTERS = 58
+X_TITLE_CHARACTERS = 48  # an axis title's line: across a phone's plot (about 330 px), along its height (y)
+Y_TITLE_CHARACTERS = 52
+TITLE_LINE_PIXELS = 22
+SUBTITLE_LINE_PIXELS = 16
 TICK_LIMIT = 60  # characters of a category's tick label (a phone's width holds the label and its bar)
 
 
@@ -70,14 +79,33 @@ def tick_labels(values: Sequence[object]) -> list[str]:
     return labels
 
 
+def wrap(line: str, width: int) -> list[str]:
+    """A title's text as lines of at most `width` characters, broken at spaces only (an escaped value's `&lt;`
+    stays whole); a single longer word keeps its own line."""
+    return textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False) or [""]
+
+
 def _finish(
     figure: go.Figure, title: str, x_title: str, y_title: str, *, y_percent: bool = False, subtitle: str | None = None
 ) -> go.Figure:
+    """Title and axis titles (wrapped to fit a phone's chart: Plotly neither wraps nor shortens one), and the
+    legend below the plot, across its width, where a phone has room for it."""
+    title_lines = wrap(title, TITLE_CHARACTERS)
+    subtitle_lines = wrap(subtitle, SUBTITLE_CHARACTERS) if subtitle else []
+    top = 24 + TITLE_LINE_PIXELS * len(title_lines) + SUBTITLE_LINE_PIXELS * len(subtitle_lines)
     figure.update_layout(
-        title={"text": title, "subtitle": {"text": subtitle or ""}},
-        xaxis_title=x_title,
-        yaxis_title=y_title,
-        margin={"t": 80 if subtitle else 60, "l": 10, "r": 10, "b": 10},
+        title={
+            "text": "<br>".join(title_lines),
+            "subtitle": {"text": "<br>".join(subtitle_lines)},
+            "yref": "container",
+            "y": 1,
+            "yanchor": "top",
+            "pad": {"t": 12},
+        },
+        xaxis_title="<br>".join(wrap(x_title, X_TITLE_CHARACTERS)),
+        yaxis_title="<br>".join(wrap(y_title, Y_TITLE_CHARACTERS)),
+        margin={"t": top, "l": 10, "r": 10, "b": 10},
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.22, "yanchor": "top"},
         hovermode="closest",
     )
     if y_percent:

@@ -118,8 +118,9 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
         format_func=lambda key: text.visible(tenant_names.get(key, key)),  # a name from upstream: inert text
         key="tenant",
         bind="query-params",
-        help="Applies where a mart has a tenant: reactions, conversations, evals, unified signals. "
-        "One tenant across sources: its turn reactions and its workspace rows (seed `tenants`).",
+        help="Applies where a source has a tenant: turn reactions, conversations, evals and workspace feedback. "
+        "Session feedback and skill analyzer events have none: they read “not split by tenant” while one is "
+        "chosen. A tenant's reactions and its workspace feedback are one choice.",
     )
     chosen_tenant = tenant if tenant in tenant_names else None
     try:
@@ -134,7 +135,8 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
         format_func=text.visible,  # a name from upstream: control and direction characters shown, not obeyed
         key="project",
         bind="query-params",
-        help="Turn reactions and conversations carry a project; other sources do not.",
+        help="Turn reactions and conversations carry a project; other sources do not, and read “not split by "
+        "project” while one is chosen.",
     )
     retained = sidebar.toggle(
         "Retention-filtered data",

@@ -28,7 +28,7 @@ def _when(moment: dt.datetime | None) -> str:
 
 
 def freshness(status: data.WarehouseStatus) -> str:
-    """How fresh the numbers are; which file they come from is the Warehouse page's to say, not every page's."""
+    """As-of day, build and ingest times; which file they come from is the Warehouse page's to say."""
     as_of = status.as_of.isoformat() if status.as_of else "unknown"
     built = _when(status.built_at)
     return f"Data as of **{as_of}** (UTC) · marts built {built} · last ingest {_when(status.last_loaded_at)}"
@@ -48,7 +48,8 @@ def _through_entry_point() -> None:
 
 
 def page(title: str) -> tuple[data.WarehouseStatus, filters.Filters]:
-    """Title, freshness line and the filters in force; stops the page with instructions when nothing can be shown."""
+    """Title, freshness line and the filters in force; stops the page
+    with instructions when nothing can be shown."""
     _through_entry_point()
     st.title(title)
     try:
@@ -102,9 +103,10 @@ def not_split(current: filters.Filters, what: str, *, has_tenant: bool = False) 
             "set the project filter to All to see them."
         )
         return True
+    unit = "tenant" if current.tenant else "project"
     st.info(
-        f"{what}: {reading}. This source has no tenant or project, so its numbers cover every tenant; "
-        "set the tenant filter to All to see them."
+        f"{what}: {reading}. Its source has no {unit}, so its numbers would cover every {unit}; "
+        f"set the {unit} filter to All to see them."
     )
     return True
 

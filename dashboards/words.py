@@ -12,6 +12,7 @@ change, a count, a p-value or a surface reads.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 MISSING = "n/a"
 NOT_SPLIT_BY_TENANT = "not split by tenant"
@@ -23,6 +24,13 @@ SURFACES = {"cli_end": "CLI /end", "cli_exit": "CLI /exit", "api_end": "API sess
 # turn reactions (the reactions contract): a reaction's value and who gave it
 REACTIONS = {"ok": "OK", "not_ok": "not OK", "neutral": "neutral"}
 ORIGINS = {"user": "user", "machine": "machine (inferred)"}
+# feedback_signals' source systems
+SOURCES = {
+    "session_feedback": "Session feedback",
+    "turn_reactions": "Turn reactions",
+    "analyzer": "Skill analyzer events",
+    "workspace": "Workspace feedback",
+}
 
 P_VALUE_HELP = (
     "p-value: the chance of a change at least this large if nothing had really changed (two-proportion z-test). "
@@ -88,6 +96,32 @@ def reaction(code: object) -> str:
 def origin(code: object) -> str:
     """Who gave a turn reaction, in words: "user" or "machine (inferred)"; an unknown code as it is."""
     return MISSING if _missing(code) else ORIGINS.get(str(code), str(code))
+
+
+def source(code: object) -> str:
+    """A feedback_signals source system in words (`turn_reactions` -> "Turn reactions"); an unknown code as it is."""
+    return SOURCES.get(str(code), "" if code is None else str(code))
+
+
+def segment(segment_type: object, label: object, quote: Callable[[str], str] = str) -> str:
+    """A segment of metric_rates_by_period in words, from its type and its segment_label: `surface` cli_end ->
+    "surface CLI /end", `turn_count_bucket` 3-5 -> "sessions of 3-5 turns", `origin` user -> "user reactions",
+    `skill` deslop -> "skill deslop"; an eval segment's label names its agent config, golden set and tenant.
+    `quote` shows a value from upstream (a surface, modality, origin, skill, name) in its medium, e.g.
+    dashboards/text.py `markdown`; the buckets and the words around are the project's own."""
+    value = "" if label is None else str(label)
+    kind = str(segment_type)
+    if kind == "turn_count_bucket":
+        return f"sessions of {value} turns"
+    if kind == "surface":
+        return f"surface {quote(surface(value))}"
+    if kind == "modality":
+        return f"{quote(value)} answers"
+    if kind == "origin":
+        return f"{quote(value)} reactions"
+    if kind == "skill":
+        return f"skill {quote(value)}"
+    return quote(value)
 
 
 def not_split(tenant: str | None, project: str | None) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboards import charts, layout
+from dashboards import charts, layout, words
 from dashboards.queries import session_feedback
 
 RATE_COLUMNS = ["segment_value", "segment_order", "trials", "rate", "rate_ci_low", "rate_ci_high"]
@@ -35,9 +35,11 @@ def segment_rates(segments: pd.DataFrame, key: str) -> pd.DataFrame:
         one("session_skip_rate", "skip_rate", "responses"), on=[key, "segment_order"], how="outer"
     )
     merged = merged.fillna({"rated": 0, "responses": 0}).sort_values(["segment_order", key])
-    merged["rated_label"] = [f"{value} (n={int(n):,})" for value, n in zip(merged[key], merged["rated"], strict=True)]
+    merged["rated_label"] = [
+        f"{value} (n = {words.count(n)})" for value, n in zip(merged[key], merged["rated"], strict=True)
+    ]
     merged["responses_label"] = [
-        f"{value} (n={int(n):,})" for value, n in zip(merged[key], merged["responses"], strict=True)
+        f"{value} (n = {words.count(n)})" for value, n in zip(merged[key], merged["responses"], strict=True)
     ]
     return merged
 
@@ -45,28 +47,47 @@ def segment_rates(segments: pd.DataFrame, key: str) -> pd.DataFrame:
 status, f = layout.page("Session feedback")
 if layout.tenantless("Session feedback (end-of-session answers)"):
     st.stop()
-layout.scope(f, "End-of-session answers carry no tenant or project: those filters do not apply here.")
+layout.scope(f, "End-of-session answers carry no tenant or project. Every section covers this period.")
+
+# end-of-session answers have no tenant or project: under such a filter every number here would be every tenant's
+reading = words.not_split(f.tenant, f.project)
+CARDS = (
+    ("Responses", "Answers recorded in the period, skips too."),
+    ("Positive rate", "positive / (positive + negative) answers; skipped answers left out."),
+    ("Skip rate", "Skipped answers / all answers."),
+)
+if reading is not None:
+    for column, (label, definition) in zip(st.columns(len(CARDS)), CARDS, strict=True):
+        column.metric(label, f":small[{reading}]", help=definition, border=True)  # words, not a number
+    layout.not_split(f, "Session feedback by surface, modality and session length")
+    st.stop()
 
 with layout.section("Session feedback by surface"):
     daily = session_feedback.session_feedback_daily(f.start, f.end, f.retained)
+    daily = daily.assign(surface=daily["surface"].map(words.surface))
     totals = session_feedback.session_feedback_rates(f.as_of, f.period_days, f.retained).set_index("metric")
     positive = totals.loc["session_positive_rate"] if "session_positive_rate" in totals.index else None
     skip = totals.loc["session_skip_rate"] if "session_skip_rate" in totals.index else None
     responses = int(skip["trials"]) if skip is not None else 0
     has_positive = positive is not None and not pd.isna(positive["rate"])
     has_skip = skip is not None and not pd.isna(skip["rate"])
-    columns = st.columns(3)
-    columns[0].metric("Responses", f"{responses:,}", help="Answers recorded in the period, skips too.")
+    columns = st.columns(len(CARDS))
+    (_, responses_help), (_, positive_help), (_, skip_help) = CARDS
+    columns[0].metric("Responses", words.count(responses), help=responses_help, border=True)
     columns[1].metric(
         "Positive rate",
-        f"{positive['rate']:.1%}" if has_positive else "no data",
-        help="positive / (positive + negative); skips excluded.",
+        words.percent(positive["rate"]) if has_positive else "no data",
+        help=positive_help,
+        border=True,
     )
-    columns[2].metric("Skip rate", f"{skip['rate']:.1%}" if has_skip else "no data", help="skip / responses.")
+    columns[2].metric("Skip rate", words.percent(skip["rate"]) if has_skip else "no data", help=skip_help, border=True)
     if has_positive:
-        columns[1].caption(f"95% CI {positive['rate_ci_low']:.1%} to {positive['rate_ci_high']:.1%}")
+        columns[1].caption(
+            f"95% CI {words.rate_interval(positive['rate_ci_low'], positive['rate_ci_high'])} "
+            f"(n = {words.count(positive['trials'])} rated)"
+        )
     if has_skip:
-        columns[2].caption(f"95% CI {skip['rate_ci_low']:.1%} to {skip['rate_ci_high']:.1%}")
+        columns[2].caption(f"95% CI {words.rate_interval(skip['rate_ci_low'], skip['rate_ci_high'])}")
 
     left, right = st.columns(2)
     with left:
@@ -166,11 +187,11 @@ with layout.section("Session feedback by modality"):
             modalities[
                 [
                     "modality",
-                    "responses",
                     "positive_rate",
+                    "skip_rate",
+                    "responses",
                     "positive_rate_ci_low",
                     "positive_rate_ci_high",
-                    "skip_rate",
                     "skip_rate_ci_low",
                     "skip_rate_ci_high",
                 ]
@@ -178,14 +199,14 @@ with layout.section("Session feedback by modality"):
             "session_feedback_by_modality",
             hide_index=True,
             column_config={
-                "modality": "Modality",
-                "responses": st.column_config.NumberColumn("Responses", format="%d"),
-                "positive_rate": st.column_config.NumberColumn("Positive rate", format="percent"),
-                "positive_rate_ci_low": st.column_config.NumberColumn("Positive 95% CI low", format="percent"),
-                "positive_rate_ci_high": st.column_config.NumberColumn("Positive 95% CI high", format="percent"),
-                "skip_rate": st.column_config.NumberColumn("Skip rate", format="percent"),
-                "skip_rate_ci_low": st.column_config.NumberColumn("Skip 95% CI low", format="percent"),
-                "skip_rate_ci_high": st.column_config.NumberColumn("Skip 95% CI high", format="percent"),
+                "modality": st.column_config.TextColumn("Modality", width=80),
+                "positive_rate": st.column_config.NumberColumn("Positive rate", format="percent", width=100),
+                "skip_rate": st.column_config.NumberColumn("Skip rate", format="percent", width=80),
+                "responses": st.column_config.NumberColumn("Responses", format="localized", width=90),
+                "positive_rate_ci_low": st.column_config.NumberColumn("Positive rate, 95% CI from", format="percent"),
+                "positive_rate_ci_high": st.column_config.NumberColumn("Positive rate, 95% CI to", format="percent"),
+                "skip_rate_ci_low": st.column_config.NumberColumn("Skip rate, 95% CI from", format="percent"),
+                "skip_rate_ci_high": st.column_config.NumberColumn("Skip rate, 95% CI to", format="percent"),
             },
         )
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from dashboards.data import _cached, _query
 from dashboards.queries.period_rates import period_rates
-from dashboards.queries.scope import SCOPE_CLAUSE, SIGNAL_SOURCE_POLICIES, floor, scope_params
+from dashboards.queries.scope import SIGNAL_SOURCE_POLICIES, floor, scope_params
 
 # metric, label, lower is better, definition: the Overview page's cards and the report's headline table
 HEADLINES = (
@@ -16,21 +16,28 @@ HEADLINES = (
         "session_positive_rate",
         "Session positive rate",
         False,
-        "positive / (positive + negative) end-of-session answers; skips excluded.",
+        "Of the end-of-session answers that rated the session, the share that were positive (skipped answers "
+        "left out).",
     ),
     (
         "reaction_satisfaction",
         "Reaction satisfaction",
         False,
-        "ok / (ok + not_ok + neutral) active turn reactions (latest user reaction; confident machine ones).",
+        "Of the turn reactions in force, the share that were OK rather than not OK or neutral (each turn's latest "
+        "user reaction, and confident machine ones).",
     ),
     (
         "correction_rate",
         "Correction rate (all skills)",
         True,
-        "(corrections + 0.5 x partials) / invocations, analyzer events of every skill.",
+        "Corrections per skill invocation, a partial correction counting half, over every skill the analyzer saw.",
     ),
-    ("eval_pass_rate", "Eval pass rate", False, "Replays whose every dimension passed / replays, all golden sets."),
+    (
+        "eval_pass_rate",
+        "Eval pass rate",
+        False,
+        "Share of eval replays that passed on every dimension, over every golden set.",
+    ),
 )
 HEADLINE_METRICS = tuple(metric for metric, *_ in HEADLINES)
 # headlines of sources without a tenant: only a reader of every tenant has them (warehouse/scoped.py)
@@ -41,8 +48,9 @@ def headline_rates(
     as_of: dt.date, period_days: int, retained: bool, tenant: str | None, project: str | None
 ) -> pd.DataFrame:
     """One row per headline metric with data in either period: rate, interval, previous rate, change and its
-    interval (metric_rates_by_period, segment `all`). Session feedback and analyzer events have no tenant: their
-    rows are the all-tenant ones whatever the filter."""
+    interval (metric_rates_by_period, segment `all`), and whether the metric has a tenant and a project
+    (is_tenant_scoped, is_project_scoped). Session feedback and analyzer events have neither: their rows are the
+    all-tenant ones whatever the filter, which the page shows as not split."""
     return period_rates(as_of, period_days, retained, tenant, project, HEADLINE_METRICS)
 
 
@@ -50,17 +58,19 @@ def headline_rates(
 def movers(
     as_of: dt.date, period_days: int, retained: bool, tenant: str | None, project: str | None, limit: int = 12
 ) -> pd.DataFrame:
-    """The segments of the headline rates ranked by how much they moved: those with at least var
-    mover_min_trials trials in both periods (`is_rankable`), significant changes first, then the largest."""
+    """The segments of the headline rates ranked by how much they moved: those with enough trials in both periods
+    (`is_rankable`), significant changes first, then the largest. Only the rows of the chosen tenant and project
+    themselves: a metric whose source has no tenant (project) has none under a tenant (project) filter, so its
+    all-tenant segments never stand among one tenant's."""
     return _query(
-        f"""
-        select metric, segment, rate as current, previous_rate as previous, rate_change as change,
-               rate_change_ci_low as change_low, rate_change_ci_high as change_high,
+        """
+        select metric, segment_type, segment, segment_label, rate as current, previous_rate as previous,
+               rate_change as change, rate_change_ci_low as change_low, rate_change_ci_high as change_high,
                is_significant_change as significant, trials as n
         from marts.metric_rates_by_period
         where as_of_date = $as_of and period_days = $period_days and is_retention_filtered = $retained
           and segment_type <> 'all' and list_contains($metrics, metric) and is_rankable
-          and {SCOPE_CLAUSE}
+          and tenant_filter = $tenant_filter and project_filter = $project_filter
         order by is_significant_change desc, change_magnitude desc, metric, segment
         limit $limit
         """,
@@ -70,7 +80,8 @@ def movers(
             "retained": retained,
             "metrics": list(HEADLINE_METRICS),
             "limit": limit,
-            **scope_params(tenant, project),
+            "tenant_filter": scope_params(tenant, project)["tenant_filter"],
+            "project_filter": scope_params(tenant, project)["project_filter"],
         },
     )
 

@@ -17,7 +17,8 @@ from dashboards.data import _cached, _query
 from dashboards.queries.scope import SCOPE_CLAUSE, scope_params
 
 COLUMNS = """
-    as_of_date, period_days, metric, segment_type, segment, segment_value, segment_order,
+    as_of_date, period_days, metric, segment_type, segment, segment_value, segment_label, segment_order,
+    is_tenant_scoped, is_project_scoped,
     successes, trials, rate, rate_ci_low, rate_ci_high,
     previous_successes, previous_trials, previous_rate, previous_rate_ci_low, previous_rate_ci_high,
     rate_change, rate_change_ci_low, rate_change_ci_high, is_significant_change, is_rankable, change_magnitude

@@ -11,6 +11,9 @@
 --   skill (the daily history, which outlives purges);
 -- - eval_pass_rate: passing / finished replays, all golden sets and by
 --   golden set and agent config, per tenant.
+-- segment_label names the segment in words: the surface, modality,
+-- turn-count bucket, origin or skill as it is; an eval segment as
+-- `<agent config label> on <golden set> at <tenant name>`.
 -- A metric without a tenant (or project) carries the all-members key in
 -- that column, and is_tenant_scoped (is_project_scoped) false: the
 -- dashboard's tenant filter does not apply to it.
@@ -48,8 +51,29 @@ eval_daily as (
     select * from {{ ref('eval_set_accuracy_trend') }}
 ),
 
+agent_configs as (
+    select * from {{ ref('int_evals__agent_configs') }}
+),
+
 retention_windows as (
     select * from {{ ref('retention_policy_windows') }}
+),
+
+-- the eval segments' names: the agent config's label (unique within its
+-- tenant), the golden set and the tenant's name, as the Evals page names them
+eval_labelled as (
+    select
+        eval_daily.*,
+        {{ dbt.concat([
+            'coalesce(agent_configs.agent_config_label, eval_daily.agent_id)',
+            "' on '",
+            'eval_daily.golden_set',
+            "' at '",
+            "coalesce(eval_daily.tenant_name, eval_daily.tenant, 'no tenant')",
+        ]) }} as agent_segment_label
+    from eval_daily
+    left join agent_configs
+        on eval_daily.agent_id = agent_configs.agent_id
 ),
 
 reaction_counts as (
@@ -77,6 +101,7 @@ series as (
             'all' as segment_type,
             'all' as segment,
             'all' as segment_value,
+            'all' as segment_label,
             0 as segment_order,
             {{ all_members }} as tenant,
             {{ all_members }} as project,
@@ -91,6 +116,7 @@ series as (
             'surface' as segment_type,
             {{ dbt.concat(["'surface '", 'source']) }} as segment,
             source as segment_value,
+            source as segment_label,
             0 as segment_order,
             {{ all_members }} as tenant,
             {{ all_members }} as project,
@@ -105,6 +131,7 @@ series as (
             'turn_count_bucket' as segment_type,
             {{ dbt.concat(["'turns '", 'turn_count_bucket']) }} as segment,
             turn_count_bucket as segment_value,
+            turn_count_bucket as segment_label,
             turn_count_bucket_order as segment_order,
             {{ all_members }} as tenant,
             {{ all_members }} as project,
@@ -119,6 +146,7 @@ series as (
             'modality' as segment_type,
             {{ dbt.concat(["'modality '", 'modality']) }} as segment,
             modality as segment_value,
+            modality as segment_label,
             0 as segment_order,
             {{ all_members }} as tenant,
             {{ all_members }} as project,
@@ -134,6 +162,7 @@ series as (
         'all' as segment_type,
         'all' as segment,
         'all' as segment_value,
+        'all' as segment_label,
         0 as segment_order,
         tenant,
         project,
@@ -148,6 +177,7 @@ series as (
         'origin' as segment_type,
         {{ dbt.concat(['origin', "' reactions'"]) }} as segment,
         origin as segment_value,
+        origin as segment_label,
         0 as segment_order,
         tenant,
         project,
@@ -162,6 +192,7 @@ series as (
         'all' as segment_type,
         'all' as segment,
         'all' as segment_value,
+        'all' as segment_label,
         0 as segment_order,
         {{ all_members }} as tenant,
         {{ all_members }} as project,
@@ -176,6 +207,7 @@ series as (
         'all' as segment_type,
         'all' as segment,
         'all' as segment_value,
+        'all' as segment_label,
         0 as segment_order,
         {{ all_members }} as tenant,
         {{ all_members }} as project,
@@ -190,6 +222,7 @@ series as (
         'skill' as segment_type,
         {{ dbt.concat(["'skill '", 'skill_id']) }} as segment,
         skill_id as segment_value,
+        skill_id as segment_label,
         0 as segment_order,
         {{ all_members }} as tenant,
         {{ all_members }} as project,
@@ -204,6 +237,7 @@ series as (
         'all' as segment_type,
         'all' as segment,
         'all' as segment_value,
+        'all' as segment_label,
         0 as segment_order,
         tenant,
         {{ all_members }} as project,
@@ -218,6 +252,7 @@ series as (
         'golden_set_agent' as segment_type,
         {{ dbt.concat(['golden_set', "' / agent '", 'substr(agent_id, 1, 8)']) }} as segment,
         {{ dbt.concat(['golden_set', "' / agent '", 'substr(agent_id, 1, 8)']) }} as segment_value,
+        agent_segment_label as segment_label,
         0 as segment_order,
         tenant,
         {{ all_members }} as project,
@@ -225,7 +260,7 @@ series as (
         passes as successes,
         replays as trials,
         'replay_sessions' as retention_policy
-    from eval_daily
+    from eval_labelled
 ),
 
 per_day as (
@@ -239,6 +274,7 @@ per_day as (
         metric_date,
         retention_policy,
         cast(sum(trials) as bigint) as trials,
+        min(segment_label) as segment_label,
         min(segment_order) as segment_order,
         sum(successes) as successes
     from series
@@ -252,6 +288,7 @@ flagged as (
         per_day.segment_type,
         per_day.segment,
         per_day.segment_value,
+        per_day.segment_label,
         per_day.segment_order,
         per_day.tenant,
         per_day.project,
