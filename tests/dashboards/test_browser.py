@@ -30,7 +30,6 @@ from tests.support.dashboard import (
     DemoWarehouse,
     chromium,
     copy_warehouse,
-    demo_or_fail,
     open_page,
     start_dashboard,
     wait_until_idle,
@@ -44,11 +43,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 def browser() -> Iterator[object]:
     with chromium() as launched:
         yield launched
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 def _server(demo: DemoWarehouse, db: Path, log: Path) -> DashboardServer:

@@ -29,7 +29,6 @@ from tests.support.dashboard import (
     DemoWarehouse,
     assert_no_exception,
     chromium,
-    demo_or_fail,
     metrics,
     run_page,
     start_dashboard,
@@ -41,11 +40,6 @@ pytestmark = pytest.mark.slow
 TENANT = "acme"
 THREE_PAGES = ("conversations", "retention", "warehouse")
 REACTION_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · turn \d+ · ")
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture

@@ -30,7 +30,6 @@ from tests.support.dashboard import (
     DemoWarehouse,
     assert_no_exception,
     chromium,
-    demo_or_fail,
     open_page,
     run_page,
     start_dashboard,
@@ -39,11 +38,6 @@ from warehouse.location import serving_path
 
 EVALS = next(page for page in PAGES if page.url_path == "evals")
 PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture

@@ -28,7 +28,6 @@ from tests.support.dashboard import (
     DemoWarehouse,
     assert_no_exception,
     chromium,
-    demo_or_fail,
     run_page,
     start_dashboard,
     wait_until_idle,
@@ -43,11 +42,6 @@ PHONE = {"width": 390, "height": 844}
 # words a reader should never meet on these pages: codes, column and dbt names
 CODES = ("cli_end", "cli_exit", "api_end", "not_ok", "feedback_signals", "session_feedback", "turn_reactions",
          "mover_min_trials", "segment_type", "is_rankable", "seed `", "seeds/", ".duckdb")  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture

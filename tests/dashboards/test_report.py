@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from dashboards.queries.scope import ALL_MEMBERS
-from tests.support.dashboard import DemoWarehouse, chromium, copy_warehouse, demo_or_fail
+from tests.support.dashboard import DemoWarehouse, chromium, copy_warehouse
 from tests.support.ingest import cli_env, run_cli
 from warehouse.location import serving_path
 
@@ -30,11 +30,6 @@ SECTIONS = [  # the report of 2026-11-01, --period 7: each title states its wind
     "Sources, last signal on or before 2026-11-01",
     "Retention status, as of the last build",
 ]
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")

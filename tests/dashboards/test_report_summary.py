@@ -18,18 +18,13 @@ import pytest
 from dashboards import words
 from dashboards.filters import DEFAULT_PERIOD
 from dashboards.queries.scope import ALL_MEMBERS
-from tests.support.dashboard import AS_OF, DemoWarehouse, chromium, copy_warehouse, demo_or_fail
+from tests.support.dashboard import AS_OF, DemoWarehouse, chromium, copy_warehouse
 from tests.support.ingest import cli_env, run_cli
 from warehouse.location import serving_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 DRAWN = "() => [...document.querySelectorAll('.plotly-graph-div')].every(div => div.querySelector('.main-svg'))"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")

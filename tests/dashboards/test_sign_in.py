@@ -28,7 +28,6 @@ from tests.support.dashboard import (
     DashboardServer,
     DemoWarehouse,
     chromium,
-    demo_or_fail,
     start_streamlit,
 )
 from tests.support.oidc_provider import OidcProvider, oidc_provider
@@ -52,11 +51,6 @@ WIDTHS = (1280, 390)
 def browser() -> Iterator[object]:
     with chromium() as launched:
         yield launched
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ AppTest for the content, one chromium page at phone width for the layout; the de
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboards import data, words
+from dashboards import words
 from tests.support.dashboard import (
     PAGES,
     DashboardPage,
@@ -26,7 +26,6 @@ from tests.support.dashboard import (
     assert_no_exception,
     chromium,
     copy_warehouse,
-    demo_or_fail,
     open_page,
     republish,
     run_page,
@@ -52,23 +51,6 @@ CODES = (
     "seeds/",
     ".duckdb",
 )
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    return demo_or_fail(tmp_path_factory.getbasetemp())
-
-
-@pytest.fixture
-def use_warehouse(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[Callable[[Path], Path]]:
-    def use(db: Path) -> Path:
-        monkeypatch.setenv("FEEDBACK_DB", str(db))
-        monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
-        data.clear_caches()
-        return db
-
-    yield use
-    data.clear_caches()
 
 
 def served(db: Path, sql: str) -> list[dict[str, Any]]:

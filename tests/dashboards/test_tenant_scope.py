@@ -29,7 +29,6 @@ from tests.support.dashboard import (
     DashboardPage,
     DemoWarehouse,
     assert_no_exception,
-    demo_or_fail,
 )
 from tests.support.ingest import cli_env, run_cli
 from warehouse.access import EVERYTHING, Scope
@@ -59,11 +58,6 @@ B_PROJECT = "sales"  # a project of B's reactions only, in the demo
 
 def leaks(text: str) -> set[str]:
     return {value for value in B_MARKS if re.search(rf"\b{re.escape(value)}\b", text, flags=re.I)}
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
-    return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture

@@ -1,0 +1,31 @@
+"""Fixtures the AppTest modules share: the demo warehouse (built once per session) and a way to point the
+dashboard in this process at a warehouse file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from dashboards import data
+from tests.support.dashboard import DemoWarehouse, demo_or_fail
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
+    return demo_or_fail(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture
+def use_warehouse(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[Callable[[Path], Path]]:
+    """Point the dashboard (in this process) at a warehouse file; caches are emptied around each test."""
+
+    def use(db: Path) -> Path:
+        monkeypatch.setenv("FEEDBACK_DB", str(db))
+        monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
+        data.clear_caches()
+        return db
+
+    yield use
+    data.clear_caches()
