@@ -50,6 +50,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2r
        color: #1f2933; padding: 0 1rem; }
 h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #d9dde3; padding-bottom: .3rem; }
 .meta, .note { color: #5f6b7a; font-size: .9rem; }
+.stale { color: #8a4b00; font-weight: 600; border-left: 4px solid #d97706; padding-left: .5rem; }
 table { border-collapse: collapse; margin: .6rem 0 1rem; font-size: .9rem; }
 th, td { border-bottom: 1px solid #e4e7eb; padding: .3rem .6rem; text-align: left; vertical-align: top; }
 th { background: #f5f7fa; } td.number { text-align: right; font-variant-numeric: tabular-nums; }
@@ -518,7 +519,10 @@ def _build(
         f"<h1>{html.escape(title)}</h1>"
         f"<p class='meta'>Data as of {day} (UTC) · {_escape(f.scope_label())} · {f.retention_label()} · "
         f"marts built as of {built_as_of} at {status.built_at or 'unknown'} UTC · generated "
-        f"{generated:%Y-%m-%d %H:%M} UTC from {html.escape(status.path)}</p>" + "".join(report.parts) + "</body></html>"
+        f"{generated:%Y-%m-%d %H:%M} UTC from {html.escape(status.path)}</p>"
+        + (f"<p class='stale'>{_escape(status.unpublished)}</p>" if status.unpublished else "")
+        + "".join(report.parts)
+        + "</body></html>"
     )
     return Report(page, day, built_as_of, report.charts)
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.build_record import last_build
+from warehouse.build_record import last_build, unpublished_build, unpublished_message
 from warehouse.connection import lock_wait_seconds, wait_out_lock
 from warehouse.durable import fsync
 from warehouse.location import serving_path
@@ -276,3 +276,29 @@ def _publish(
             install(temporary, final)
             fsync(final.parent)
     return Publication(final, relations, rows, time.perf_counter() - started)
+
+
+def published_build_id(db: Path) -> str | None:
+    """The build the serving file was published from (serving.publish_info.build_id); None when there is no
+    serving file or it names none (published by an older version)."""
+    final = serving_path(db)
+    if not final.exists():
+        return None
+    try:
+        con = duckdb.connect(str(final), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        rows = con.execute("select build_id from serving.publish_info").fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    return rows[0][0] if rows else None
+
+
+def unpublished_note(db: Path) -> str:
+    """For readers on a command line: a sentence when the warehouse holds a newer build than its serving file
+    (warehouse/build_record.py), naming the command that publishes it; "" otherwise."""
+    record = unpublished_build(db, published_build_id(db))
+    return unpublished_message(db, record) if record else ""

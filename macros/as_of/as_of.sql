@@ -62,9 +62,13 @@
     {{ return('' if value is none else (value | string | trim)) }}
 {% endmacro %}
 
-{# Whether the command builds a selection rather than the whole project. #}
+{#
+    Whether the command builds a selection rather than the whole project
+    (--select, --exclude or --selector; dbt's `flags` do not carry them).
+#}
 {% macro is_selection() %}
-    {{ return((flags.SELECT or flags.EXCLUDE or flags.SELECTOR) and true or false) }}
+    {%- set args = invocation_args_dict -%}
+    {{ return((args.get('select') or args.get('exclude') or args.get('selector')) and true or false) }}
 {% endmacro %}
 
 {#
