@@ -68,7 +68,8 @@
 #}
 {% macro is_selection() %}
     {%- set args = invocation_args_dict -%}
-    {{ return((args.get('select') or args.get('exclude') or args.get('selector')) and true or false) }}
+    {%- set selected = args.get('select') or args.get('exclude') or args.get('selector') -%}
+    {{ return(selected and true or false) }}
 {% endmacro %}
 
 {#
@@ -76,7 +77,9 @@
     as UTC text; '' when no build recorded one.
 #}
 {% macro warehouse_as_of_text() %}
-    {%- set relation = adapter.get_relation(database=target.database, schema='marts', identifier='build_info') -%}
+    {%- set relation = adapter.get_relation(
+        database=target.database, schema='marts', identifier='build_info'
+    ) -%}
     {%- if relation is none -%}
         {{ return('') }}
     {%- endif -%}
@@ -94,7 +97,8 @@
     two as-ofs). Build everything to move the as-of.
 #}
 {% macro check_selection_as_of() %}
-    {%- if execute and flags.WHICH in ['build', 'run'] and is_selection() and given_as_of() != '' -%}
+    {%- set builds = flags.WHICH in ['build', 'run'] -%}
+    {%- if execute and builds and is_selection() and given_as_of() != '' -%}
         {%- set stored = warehouse_as_of_text() -%}
         {%- set given = as_of_utc_text(given_as_of()) -%}
         {%- if stored != '' and stored != given -%}

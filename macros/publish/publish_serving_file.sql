@@ -29,12 +29,17 @@
     {%- for result in results -%}
         {%- if result.status in ['error', 'fail', 'runtime error'] -%}
             {%- do failed.append(result.node.name) -%}
-        {%- elif result.status == 'success' and result.node.resource_type in ['model', 'seed', 'snapshot'] -%}
+        {%- elif result.status == 'success'
+            and result.node.resource_type in ['model', 'seed', 'snapshot'] -%}
             {%- do built.append(result.node.name) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if failed -%}
-        {%- do log("nothing published: the run failed (" ~ failed | join(', ') ~ "); the serving file keeps the last successful build", info=true) -%}
+        {%- do log(
+            "no publish: the run failed (" ~ failed | join(", ")
+            ~ "); the serving file keeps the last successful build",
+            info=true
+        ) -%}
         {{ return('') }}
     {%- endif -%}
     {%- if not built or flags.EMPTY -%}
