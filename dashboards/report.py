@@ -520,7 +520,7 @@ def _build(
         f"<p class='meta'>Data as of {day} (UTC) · {_escape(f.scope_label())} · {f.retention_label()} · "
         f"marts built as of {built_as_of} at {status.built_at or 'unknown'} UTC · generated "
         f"{generated:%Y-%m-%d %H:%M} UTC from {html.escape(status.path)}</p>"
-        + (f"<p class='stale'>{_escape(status.unpublished)}</p>" if status.unpublished else "")
+        + (f"<p class='stale'>{_escape(status.unpublished.replace('`', ''))}</p>" if status.unpublished else "")
         + "".join(report.parts)
         + "</body></html>"
     )

@@ -81,12 +81,8 @@ def unpublished_message(db: str | os.PathLike[str], record: BuildRecord, *, with
     """One sentence for readers: a newer build exists than what they show, and how to publish it
     (`with_path=False`: the command without the warehouse's path, for pages that show no file paths)."""
     when = f" (finished {record.finished_at:%Y-%m-%d %H:%M} UTC)" if record.finished_at else ""
-    command = (
-        f"`{publish_hint(db)}`"
-        if with_path
-        else "`feedback-analytics publish --db` and the warehouse file the Warehouse page names"
-    )
+    command = publish_hint(db) if with_path else "feedback-analytics publish --db WAREHOUSE_FILE"
     return (
-        f"A newer build of the warehouse exists{when} than the one shown here: it was not published. "
-        f"Publish it with {command}."
+        f"A newer build of the warehouse exists{when} than the one shown here: it is not published yet. "
+        f"Whoever runs the builds publishes it with `{command}`."
     )
