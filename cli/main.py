@@ -13,7 +13,7 @@ import click
 
 from cli.app_commands import dashboard, demo_data
 from cli.ingest_commands import ingest, quarantine
-from cli.operations_commands import build, forget, nightly, purge
+from cli.operations_commands import build, forget, nightly, publish_command, purge
 from cli.share_commands import export, report
 from warehouse.errors import UserError
 from warehouse.printable import printable
@@ -26,7 +26,19 @@ def cli() -> None:
     """Feedback Analytics: land AI-agent feedback in DuckDB, model it with dbt, read it in Streamlit."""
 
 
-for command in (demo_data, ingest, quarantine, build, purge, forget, nightly, dashboard, export, report):
+for command in (
+    demo_data,
+    ingest,
+    quarantine,
+    build,
+    publish_command,
+    purge,
+    forget,
+    nightly,
+    dashboard,
+    export,
+    report,
+):
     cli.add_command(command)
 
 

@@ -1,4 +1,4 @@
-"""`feedback-analytics build`, `purge`, `forget` and `nightly`: what runs on the warehouse after ingest.
+"""`feedback-analytics build`, `publish`, `purge`, `forget` and `nightly`: what runs on the warehouse after ingest.
 
 Each command parses its options, resolves the warehouse once and hands the
 work to `operations/` (docs/operations.md has the safety rules).
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import duckdb
 
 from cli.options import (
     archive_option,
@@ -21,11 +22,12 @@ from cli.options import (
 )
 from ingest.config import read_config
 from ingest.sources import ingest_configured_sources
-from operations.build import last_build_as_of
+from operations.build import last_build_as_of, selects
 from operations.erasure import describe_result, erase, rewrite_warehouse
 from operations.erasure_verification import verify
 from operations.nightly import run_nightly
 from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies, read_purge_settings
+from operations.serving import publish
 from operations.targets import build_showing_progress
 from warehouse.connection import connect
 from warehouse.errors import UserError
@@ -52,9 +54,32 @@ def build(as_of: str | None, unit_tests: bool, target: str | None, db: str | Non
     instant = parse_cli_as_of(as_of)
     path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` first")
     refuse_what_is_no_warehouse(path)
-    code = build_showing_progress(path, instant.dbt_var, list(dbt_args), unit_tests=unit_tests, target=target)
+    # a build of a selection keeps the warehouse's as-of unless one is given (macros/as_of/as_of.sql)
+    dbt_as_of = None if as_of is None and selects(dbt_args) else instant.dbt_var
+    code = build_showing_progress(path, dbt_as_of, list(dbt_args), unit_tests=unit_tests, target=target)
     if code != 0:
         raise UserError(f"dbt build failed (exit {code}): see the dbt output above")
+
+
+@click.command("publish")
+@db_option
+def publish_command(db: str | None) -> None:
+    """Publish the warehouse's marts to the serving file the dashboard, report, export and mf read.
+
+    Every successful build publishes by itself (ours and a plain `dbt build`); this is for when a publish
+    failed or was killed, which the readers then say."""
+    path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` and `build` first")
+    refuse_what_is_no_warehouse(path)
+    try:
+        done = publish(path)
+    except (duckdb.Error, OSError) as exc:
+        raise UserError(f"not published: {str(exc).splitlines()[0]}") from None
+    if not done.relations:
+        raise UserError(f"nothing published: {path} has no marts yet; run `feedback-analytics build --db {path}`")
+    click.echo(
+        f"published {done.relations} marts ({done.rows:,} rows) to {done.path} in {done.seconds:.1f} s "
+        "(the file the dashboard, report, export and mf read)"
+    )
 
 
 @click.command("purge")

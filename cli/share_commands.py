@@ -11,8 +11,10 @@ import duckdb
 
 from cli.options import db_option, existing_warehouse, parse_cli_as_of, quiet_option
 from operations.export import export as export_relations
+from operations.serving import unpublished_note
 from warehouse.errors import UserError
 from warehouse.export_format import FORMATS
+from warehouse.location import resolve_db_path
 
 
 @click.command("export")
@@ -51,6 +53,7 @@ def export(
     for item in written if not quiet else ():
         click.echo(f"{item.name}: {item.rows:,} rows to {item.path}")
     click.echo(f"exported {len(written)} relations ({sum(i.rows for i in written):,} rows) to {out}")
+    _say_unpublished(resolve_db_path(db))
 
 
 @click.command("report")
@@ -108,6 +111,14 @@ def report(
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     click.echo(f"wrote {out} ({len(made.html) / 1e6:.1f} MB, {made.charts} charts, data as of {made.as_of})")
+    _say_unpublished(resolve_db_path(db))
     if pdf:
         print_pdf(out, out.with_suffix(".pdf"))
         click.echo(f"wrote {out.with_suffix('.pdf')}")
+
+
+def _say_unpublished(db: Path) -> None:
+    """On stderr, when the warehouse holds a newer build than the serving file that was read."""
+    message = unpublished_note(db)
+    if message:
+        click.echo(f"warning: {message}", err=True)

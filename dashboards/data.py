@@ -52,6 +52,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from warehouse.access import EVERYTHING, NOTHING, Scope
+from warehouse.build_record import unpublished_build, unpublished_message
 from warehouse.connection import attach_read_only
 from warehouse.errors import UserError, WarehouseLocked
 from warehouse.location import resolve_db_path, serving_path
@@ -274,6 +275,8 @@ class WarehouseStatus:
     # for the filters, and (policy, first day kept or None) from retention_policy_windows
     tenant_projects: tuple[tuple[str, str, str | None], ...] = ()
     retention_cutoffs: tuple[tuple[str, dt.date | None], ...] = ()
+    # a newer build than the published one exists (warehouse/build_record.py): what to say, else ""
+    unpublished: str = ""
 
     @property
     def ready(self) -> bool:
@@ -322,9 +325,10 @@ def status() -> WarehouseStatus:
                 marts=marts,
                 message=f"The serving file `{path}` holds no built marts. Run {BUILD_HINT}.",
             )
-        last_loaded_at = _timestamp(
-            session.df("select last_loaded_at from serving.publish_info")["last_loaded_at"].iloc[0]
-        )
+        info = session.df("select * from serving.publish_info")
+        last_loaded_at = _timestamp(info["last_loaded_at"].iloc[0])
+        # a serving file of an older version names no build
+        published_build = info["build_id"].iloc[0] if "build_id" in info.columns else None
         build = session.df("select built_at, as_of_at from marts.build_info order by built_at desc limit 1")
         # the first day of session feedback; a scope without it (tenantless): its tenants' first signal
         signals = "(select min(signal_date) from marts.feedback_signals_daily)"
@@ -369,4 +373,12 @@ def status() -> WarehouseStatus:
             (policy, None if pd.isna(cutoff) else pd.Timestamp(cutoff).date())
             for policy, cutoff in cutoffs.itertuples(index=False)
         ),
+        unpublished=_unpublished(published_build if isinstance(published_build, str) else None),
     )
+
+
+def _unpublished(published_build: str | None) -> str:
+    """What to say when the warehouse holds a newer build than the serving file (read beside the warehouse,
+    never from it: a writer may hold it)."""
+    record = unpublished_build(warehouse_path(), published_build)
+    return unpublished_message(warehouse_path(), record, with_path=False) if record else ""

@@ -62,6 +62,8 @@ def page(title: str) -> tuple[data.WarehouseStatus, filters.Filters]:
         st.markdown(COMMANDS)
         st.stop()
     st.caption(freshness(status))
+    if status.unpublished:  # a newer build than the one shown (data.status): say so on every page
+        st.warning(status.unpublished)
     return status, filters.current()
 
 

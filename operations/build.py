@@ -180,6 +180,16 @@ def summary_of(output: str) -> str:
     return "no summary line from dbt"
 
 
+SELECTION_FLAGS = ("-s", "--select", "-m", "--models", "--exclude", "--selector")
+
+
+def selects(dbt_args: tuple[str, ...] | list[str]) -> bool:
+    """Whether dbt arguments build a selection rather than everything (the as-of rule of macros/as_of/as_of.sql)."""
+    return any(
+        arg in SELECTION_FLAGS or arg.startswith(tuple(f"{flag}=" for flag in SELECTION_FLAGS)) for arg in dbt_args
+    )
+
+
 def last_build_as_of(db: Path) -> str | None:
     """The as-of instant of the last build (marts.build_info), for dbt's `as_of` var; None when none is recorded."""
     import duckdb

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.build_record import last_build, unpublished_build, unpublished_message
 from warehouse.connection import lock_wait_seconds, wait_out_lock
 from warehouse.durable import fsync
 from warehouse.location import serving_path
@@ -52,6 +53,8 @@ from warehouse.sql import quote, sql_literal
 TEMPORARY_MARK = ".publishing-"
 # the warehouse, attached read-only (warehouse.location refuses a warehouse file of that name)
 SOURCE = "published_from"
+# the new serving file, attached while it is written (warehouse.location refuses a warehouse file of that name)
+TARGET = "publishing_to"
 MARTS = Path(__file__).resolve().parents[1] / "models" / "marts"
 
 
@@ -88,11 +91,11 @@ def _publish_lock(final: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _names(con: duckdb.DuckDBPyConnection, schema: str) -> list[str]:
+def _names(con: duckdb.DuckDBPyConnection, schema: str, source: str) -> list[str]:
     rows = con.execute(
         "select table_name from information_schema.tables where table_catalog = ? and table_schema = ? "
         "order by table_name",
-        [SOURCE, schema],
+        [source, schema],
     ).fetchall()
     return [name for (name,) in rows]
 
@@ -116,11 +119,11 @@ def _relations_read(con: duckdb.DuckDBPyConnection, query: str) -> set[tuple[str
     return found
 
 
-def _views(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, set[tuple[str, str]] | None]]:
-    """The attached warehouse's marts views: name -> (CREATE VIEW statement, relations its query reads, or
-    None when the statement cannot be taken apart)."""
+def _views(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, tuple[str, set[tuple[str, str]] | None]]:
+    """The warehouse's marts views: name -> (CREATE VIEW statement, relations its query reads, or None when
+    the statement cannot be taken apart)."""
     rows = con.execute(
-        "select view_name, sql from duckdb_views() where database_name = ? and schema_name = 'marts'", [SOURCE]
+        "select view_name, sql from duckdb_views() where database_name = ? and schema_name = 'marts'", [source]
     ).fetchall()
     views = {}
     for name, statement in rows:
@@ -133,9 +136,9 @@ def _views(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, set[tuple[str
     return views
 
 
-def _copy_rows(con: duckdb.DuckDBPyConnection, name: str) -> int:
-    """A relation of the attached warehouse's marts as a table of its rows; how many."""
-    con.execute(f"create table marts.{quote(name)} as select * from {SOURCE}.marts.{quote(name)}")
+def _copy_rows(con: duckdb.DuckDBPyConnection, name: str, source: str) -> int:
+    """A relation of the warehouse's marts as a table of its rows; how many."""
+    con.execute(f"create table marts.{quote(name)} as select * from {quote(source)}.marts.{quote(name)}")
     return con.execute(f"select count(*) from marts.{quote(name)}").fetchall()[0][0]
 
 
@@ -144,11 +147,13 @@ def mart_models(models: Path = MARTS) -> frozenset[str]:
     return frozenset(path.stem for path in models.rglob("*.sql"))
 
 
-def _copy(con: duckdb.DuckDBPyConnection, engine: str, marts: Collection[str]) -> tuple[int, int]:
-    """The marts relations of the attached warehouse (see the module's note), and the status row; (relations,
-    rows copied)."""
-    names = [name for name in _names(con, "marts") if name in marts]
-    views = _views(con)
+def _copy(
+    con: duckdb.DuckDBPyConnection, engine: str, marts: Collection[str], source: str, build_id: str | None
+) -> tuple[int, int]:
+    """The marts relations of the warehouse, catalog `source` of `con` (see the module's note), and the status
+    row, into `con`'s current catalog; (relations, rows copied)."""
+    names = [name for name in _names(con, "marts", source) if name in marts]
+    views = _views(con, source)
     # a view stays a view when everything it reads is a mart, itself published (as a table or a view)
     kept = {
         name
@@ -159,7 +164,7 @@ def _copy(con: duckdb.DuckDBPyConnection, engine: str, marts: Collection[str]) -
     rows = 0
     for name in names:
         if name not in kept:
-            rows += _copy_rows(con, name)
+            rows += _copy_rows(con, name, source)
     pending = sorted(kept)
     while pending:  # views over views: create each once what it reads exists
         created = []
@@ -170,22 +175,23 @@ def _copy(con: duckdb.DuckDBPyConnection, engine: str, marts: Collection[str]) -
                 continue
             created.append(name)
         if not created:  # cannot happen for views dbt built (their relations exist): copy the rows instead
-            rows += sum(_copy_rows(con, name) for name in pending)
+            rows += sum(_copy_rows(con, name, source) for name in pending)
             break
         pending = [name for name in pending if name not in created]
-    raw = _names(con, "raw")
+    raw = _names(con, "raw", source)
     last_loaded = (
-        con.execute(f"select max(finished_at) from {SOURCE}.raw.load_manifest").fetchall()[0][0]
+        con.execute(f"select max(finished_at) from {quote(source)}.raw.load_manifest").fetchall()[0][0]
         if "load_manifest" in raw
         else None
     )
-    (path,) = con.execute("select path from duckdb_databases() where database_name = ?", [SOURCE]).fetchall()[0]
+    (path,) = con.execute("select path from duckdb_databases() where database_name = ?", [source]).fetchall()[0]
     con.execute("create schema serving")
     con.execute(
         """
         create table serving.publish_info as
         select ?::timestamp as published_at, ?::varchar as warehouse, ?::varchar as engine,
-               ?::timestamp as last_loaded_at, ?::varchar[] as raw_tables, ?::integer as relations
+               ?::timestamp as last_loaded_at, ?::varchar[] as raw_tables, ?::integer as relations,
+               ?::varchar as build_id
         """,
         [
             dt.datetime.now(dt.UTC).replace(tzinfo=None),
@@ -194,6 +200,7 @@ def _copy(con: duckdb.DuckDBPyConnection, engine: str, marts: Collection[str]) -
             last_loaded,
             sorted(t for t in raw if t in DATA_TABLES or t == "load_manifest"),
             len(names),
+            build_id,
         ],
     )
     return len(names), rows
@@ -202,24 +209,13 @@ def _copy(con: duckdb.DuckDBPyConnection, engine: str, marts: Collection[str]) -
 def publish(db: Path, *, engine: str = "duckdb", marts: Collection[str] | None = None) -> Publication:
     """Publish the warehouse's marts and status to its serving file (see the module's note); a warehouse
     without marts publishes nothing (`relations` 0) and leaves the serving file as it was. `marts`: the
-    relations to publish, by default the project's marts models (`mart_models`)."""
+    relations to publish, by default the project's marts models (`mart_models`). The serving file names the
+    build its marts come from (warehouse/build_record.py), the last one recorded beside the warehouse.
+
+    Locks are taken in one order everywhere, the warehouse first (here read-only, waiting out a writer), then
+    the publish lock, so this never waits on a build that publishes from inside dbt (`publish_in_connection`)."""
     started = time.perf_counter()
-    final = serving_path(db)
-    with _publish_lock(final):
-        _remove_temporaries(final)
-        return _publish(db, final, engine, mart_models() if marts is None else marts, started)
-
-
-def _publish(db: Path, final: Path, engine: str, marts: Collection[str], started: float) -> Publication:
-    # in a new folder of unpredictable name: a symlink planted at a guessable name is never written through
-    with staging_folder(final, f"{final.name}{TEMPORARY_MARK}") as temporary:
-        return _publish_to(db, final, temporary, engine, marts, started)
-
-
-def _publish_to(
-    db: Path, final: Path, temporary: Path, engine: str, marts: Collection[str], started: float
-) -> Publication:
-    con = duckdb.connect(str(temporary))
+    con = duckdb.connect()
     try:
         con.execute("set TimeZone = 'UTC'")
         wait_out_lock(
@@ -227,15 +223,82 @@ def _publish_to(
             db,
             wait_seconds=lock_wait_seconds(),
         )
-        relations, rows = _copy(con, engine, marts)
-        con.execute(f"detach {SOURCE}")
-        con.execute("checkpoint")
+        record = last_build(db)
+        return _publish(con, SOURCE, db, engine, marts, record.build_id if record else None, started)
     finally:
         con.close()
-    if not relations:  # e.g. a build of a selection without marts: the serving file stays as it was
-        return Publication(final, 0, 0, time.perf_counter() - started)
-    fsync(temporary)
-    pause_point("publish-before-rename")
-    install(temporary, final)
-    fsync(final.parent)
+
+
+def publish_in_connection(
+    con: duckdb.DuckDBPyConnection, build_id: str, *, engine: str = "duckdb", marts: Collection[str] | None = None
+) -> Publication:
+    """`publish` from a connection that has the warehouse open as its current catalog, e.g. dbt's own (the
+    plugin operations/dbt_plugin.py, at the end of a successful `dbt build`): what that process committed is
+    what is published, the same way, under the same lock."""
+    started = time.perf_counter()
+    cursor = con.cursor()
+    try:
+        (source,) = cursor.execute("select current_database()").fetchall()[0]
+        (path,) = cursor.execute("select path from duckdb_databases() where database_name = ?", [source]).fetchall()[0]
+        return _publish(cursor, source, Path(path), engine, marts, build_id, started)
+    finally:
+        cursor.close()
+
+
+def _publish(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    db: Path,
+    engine: str,
+    marts: Collection[str] | None,
+    build_id: str | None,
+    started: float,
+) -> Publication:
+    """Copy from catalog `source` of `con` (the warehouse `db`) into a new serving file, renamed over the old."""
+    final = serving_path(db)
+    with _publish_lock(final):
+        _remove_temporaries(final)
+        # in a new folder of unpredictable name: a symlink planted at a guessable name is never written through
+        with staging_folder(final, f"{final.name}{TEMPORARY_MARK}") as temporary:
+            (current,) = con.execute("select current_database()").fetchall()[0]
+            con.execute(f"attach {sql_literal(str(temporary))} as {TARGET}")
+            try:
+                con.execute(f"use {TARGET}")
+                relations, rows = _copy(con, engine, mart_models() if marts is None else marts, source, build_id)
+                con.execute(f"checkpoint {TARGET}")
+            finally:
+                con.execute(f"use {quote(current)}")
+                con.execute(f"detach {TARGET}")
+            if not relations:  # e.g. a warehouse without marts yet: the serving file stays as it was
+                return Publication(final, 0, 0, time.perf_counter() - started)
+            fsync(temporary)
+            pause_point("publish-before-rename")
+            install(temporary, final)
+            fsync(final.parent)
     return Publication(final, relations, rows, time.perf_counter() - started)
+
+
+def published_build_id(db: Path) -> str | None:
+    """The build the serving file was published from (serving.publish_info.build_id); None when there is no
+    serving file or it names none (published by an older version)."""
+    final = serving_path(db)
+    if not final.exists():
+        return None
+    try:
+        con = duckdb.connect(str(final), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        rows = con.execute("select build_id from serving.publish_info").fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    return rows[0][0] if rows else None
+
+
+def unpublished_note(db: Path) -> str:
+    """For readers on a command line: a sentence when the warehouse holds a newer build than its serving file
+    (warehouse/build_record.py), naming the command that publishes it; "" otherwise."""
+    record = unpublished_build(db, published_build_id(db))
+    return unpublished_message(db, record) if record else ""

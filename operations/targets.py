@@ -1,10 +1,12 @@
 """Which engine builds: `build` and `nightly` run dbt on the DuckDB file, or with `--target spark` /
 `spark_local` on Spark (operations/spark.py: lake first, marts copied back afterwards). After a successful build
-on either engine the marts are published to the serving file the dashboard reads (operations/serving.py); a
-failed build publishes nothing."""
+on either engine the marts are published to the serving file the dashboard reads (operations/serving.py): on
+DuckDB by dbt's own on-run-end hook (operations/dbt_plugin.py, as for a plain `dbt build`), on Spark here,
+once the marts are copied back; a failed build publishes nothing."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +16,11 @@ import duckdb
 from operations.build import BuildProgress, dbt_build, resolve_target
 from operations.serving import publish
 from operations.spark import spark_build
+from warehouse.build_record import publish_hint
 from warehouse.errors import UserError
+
+# what the on-run-end hook logs (macros/publish/publish_serving_file.sql), after dbt's time stamp
+HOOK_LINE = re.compile(r"^(?:\S+\s+)?((?:published|nothing published|not published:) .*?)\s*$")
 
 
 def build_on_target(
@@ -45,10 +51,19 @@ def build_on_target(
         )
     if code != 0:
         return code, output
+    if resolved is None or not resolved.is_spark:  # dbt's on-run-end hook published (operations/dbt_plugin.py)
+        hooked = [match[1] for line in output.splitlines() if (match := HOOK_LINE.match(line))]
+        if hooked and (capture or on_line is not None):
+            _say(hooked[-1] + "\n", capture=capture, on_line=on_line)
+            return code, output + hooked[-1] + "\n"
+        return code, output
     try:
-        done = publish(db, engine=resolved.name if resolved is not None else "duckdb")
+        done = publish(db, engine=resolved.name)
     except (duckdb.Error, OSError, UserError) as exc:  # built, not published: the dashboard keeps the old marts
-        line = f"built, but not published (the dashboard shows the last published marts): {str(exc).splitlines()[0]}\n"
+        line = (
+            f"built, but not published (the dashboard shows the last published marts): {str(exc).splitlines()[0]}; "
+            f"publish with `{publish_hint(db)}`\n"
+        )
         _say(line, capture=capture, on_line=on_line)
         return 1, output + line if capture or on_line is not None else output
     line = (

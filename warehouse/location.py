@@ -18,11 +18,11 @@ DEFAULT_DB = "feedback.duckdb"
 
 # DuckDB names a database after its file (raw.duckdb -> "raw"); a name that is also one of the warehouse's
 # schemas (or one of DuckDB's own catalogs) makes every `raw.<table>` ambiguous.
-# `serving` is the schema of the serving file's status row, `published_from` the name a publish attaches the
-# warehouse under (operations/serving.py).
+# `serving` is the schema of the serving file's status row, `published_from` and `publishing_to` the names a publish
+# attaches the warehouse and the new serving file under (operations/serving.py).
 RESERVED_DB_NAMES = frozenset(
     {"raw", "main", "staging", "intermediate", "marts", "seeds", "memory", "system", "temp"}
-    | {"serving", "published_from"}
+    | {"serving", "published_from", "publishing_to"}
 )
 
 # A DuckDB database file carries these bytes at offset 8 (DuckDB's storage header).

@@ -108,6 +108,9 @@ def _build(
         f"<h1>{html.escape(title)}</h1>"
         f"<p class='meta'>Data as of {day} (UTC) · {escape(f.scope_label())} · {f.retention_label()} · "
         f"marts built as of {built_as_of} at {status.built_at or 'unknown'} UTC · generated "
-        f"{generated:%Y-%m-%d %H:%M} UTC</p>" + report.html() + "</body></html>"
+        f"{generated:%Y-%m-%d %H:%M} UTC</p>"
+        + (f"<p class='stale'>{escape(status.unpublished.replace('`', ''))}</p>" if status.unpublished else "")
+        + report.html()
+        + "</body></html>"
     )
     return Report(page, day, built_as_of, report.charts)

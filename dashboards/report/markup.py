@@ -24,6 +24,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", sa
 h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #d9dde3; padding-bottom: .3rem; }
 h2, h3 { break-after: avoid; page-break-after: avoid; }
 .meta, .note { color: #5f6b7a; font-size: .9rem; }
+.stale { color: #8a4b00; font-weight: 600; border-left: 4px solid #d97706; padding-left: .5rem; }
 .note { break-inside: avoid; page-break-inside: avoid; }
 h2 + .note, h3 + .note { break-before: avoid; page-break-before: avoid; break-after: avoid; page-break-after: avoid; }
 table { border-collapse: collapse; margin: .6rem 0 1rem; font-size: .9rem; }

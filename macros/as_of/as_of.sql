@@ -3,7 +3,12 @@
     variable FEEDBACK_AS_OF, read only when the SQL runs: `feedback-analytics
     build` passes the instant that way, because a changed var makes dbt parse
     the whole project again, about 8 s), as a UTC timestamp:
-    - null / empty: now;
+    - null / empty: for a build of everything, the instant the dbt command
+      started (run_started_at, one instant for every model); for a build of
+      a selection (--select, --exclude or --selector), the as-of the
+      warehouse's marts were built at (marts.build_info, see
+      warehouse_as_of_text), so the models it rebuilds agree with the ones
+      it leaves alone (check_selection_as_of refuses a different one);
     - a date (YYYY-MM-DD, or any ISO-8601 date without a time): the end of
       that day, 23:59:59.999999 UTC, so the day itself counts;
     - an ISO-8601 timestamp: with an offset (Z, +02:00, -05:00) that instant
@@ -14,16 +19,96 @@
     the same way (warehouse/as_of.py) and pass dbt the UTC instant.
 #}
 {% macro as_of_timestamp() %}
+    {%- set text = as_of_text() -%}
+    {%- if text == '' -%}
+        {{ utc_now() }}
+    {%- else -%}
+        cast('{{ text }}' as {{ dbt.type_timestamp() }})
+    {%- endif -%}
+{% endmacro %}
+
+{#
+    The as-of this run builds at, as UTC text 'YYYY-MM-DD HH:MM:SS.ffffff'
+    (as_of_timestamp says which); '' while dbt parses (no instant yet).
+#}
+{% macro as_of_text() %}
+    {%- if not execute -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set value = given_as_of() -%}
+    {%- if value != '' -%}
+        {{ return(as_of_utc_text(value)) }}
+    {%- endif -%}
+    {%- if is_selection() -%}
+        {%- set stored = warehouse_as_of_text() -%}
+        {%- if stored != '' -%}
+            {{ return(stored) }}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set started = run_started_at -%}
+    {%- if started.tzinfo is not none -%}
+        {%- set started = started.astimezone(modules.pytz.utc).replace(tzinfo=none) -%}
+    {%- endif -%}
+    {{ return(started.isoformat(sep=' ', timespec='microseconds')) }}
+{% endmacro %}
+
+{# The as_of the run was given (var, else FEEDBACK_AS_OF when the SQL runs), as text; '' when none. #}
+{% macro given_as_of() %}
     {%- set value = var('as_of', none) -%}
     {%- if (value is none or (value | string | trim) == '') and execute -%}
         {#- read when the SQL runs, not when dbt parses: a new instant keeps partial parsing -#}
         {%- set value = env_var('FEEDBACK_AS_OF', '') -%}
     {%- endif -%}
-    {%- if value is none or (value | string | trim) == '' -%}
-        {{ utc_now() }}
-    {%- else -%}
-        cast('{{ as_of_utc_text(value) }}' as {{ dbt.type_timestamp() }})
+    {{ return('' if value is none else (value | string | trim)) }}
+{% endmacro %}
+
+{#
+    Whether the command builds a selection rather than the whole project
+    (--select, --exclude or --selector; dbt's `flags` do not carry them).
+#}
+{% macro is_selection() %}
+    {%- set args = invocation_args_dict -%}
+    {%- set selected = args.get('select') or args.get('exclude') or args.get('selector') -%}
+    {{ return(selected and true or false) }}
+{% endmacro %}
+
+{#
+    The as-of the warehouse's marts were last built at (marts.build_info),
+    as UTC text; '' when no build recorded one.
+#}
+{% macro warehouse_as_of_text() %}
+    {%- set relation = adapter.get_relation(
+        database=target.database, schema='marts', identifier='build_info'
+    ) -%}
+    {%- if relation is none -%}
+        {{ return('') }}
     {%- endif -%}
+    {%- set rows = run_query('select cast(max(as_of_at) as varchar) from ' ~ relation).rows -%}
+    {%- if rows | length == 0 or rows[0][0] is none -%}
+        {{ return('') }}
+    {%- endif -%}
+    {{ return(as_of_utc_text(rows[0][0] | string)) }}
+{% endmacro %}
+
+{#
+    on-run-start: a build or run of a selection given an as-of other than the
+    warehouse's stops before it changes anything; the models it rebuilt
+    would disagree with the ones it leaves alone (and a publish would mix
+    two as-ofs). Build everything to move the as-of.
+#}
+{% macro check_selection_as_of() %}
+    {%- set builds = flags.WHICH in ['build', 'run'] -%}
+    {%- if execute and builds and is_selection() and given_as_of() != '' -%}
+        {%- set stored = warehouse_as_of_text() -%}
+        {%- set given = as_of_utc_text(given_as_of()) -%}
+        {%- if stored != '' and stored != given -%}
+            {{ exceptions.raise_compiler_error(
+                "the warehouse's marts are built as of " ~ stored ~ " UTC; a build of a selection keeps that"
+                ~ " as-of (give none, or that one): build everything to build as of " ~ given ~ " UTC"
+            ) }}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return('') }}
 {% endmacro %}
 
 {#
