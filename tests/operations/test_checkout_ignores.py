@@ -24,6 +24,7 @@ from operations.erasure import REWRITE_SUFFIX
 from operations.serving import TEMPORARY_MARK
 from tests.support.dbt import REPO
 from tests.support.operations import AS_OF
+from warehouse.build_record import record_path
 from warehouse.location import DEFAULT_DB, serving_path
 
 pytestmark = pytest.mark.slow
@@ -80,7 +81,8 @@ def test_a_nightly_in_a_checkout_leaves_git_status_as_it_was(checkout: Path) -> 
     db = checkout / DEFAULT_DB
     written = sorted(p.name for p in checkout.iterdir() if p.name.startswith(db.stem))
     # the run wrote what this test is about: the warehouse, the serving file and its lock, the nightly's lock
-    # and log, and the purge's archive (the demo has analyzer events older than the archive policy's cutoff)
+    # and log, the build record, and the purge's archive (the demo has analyzer events older than the archive
+    # policy's cutoff)
     for name in (
         db.name,
         serving_path(db).name,
@@ -88,6 +90,7 @@ def test_a_nightly_in_a_checkout_leaves_git_status_as_it_was(checkout: Path) -> 
         db.name + ".nightly.lock",
         db.name + ".nightly.log",
         f"{db.stem}-archive",
+        record_path(db).name,  # the build's record, which readers compare with the serving file
     ):
         assert name in written, f"{name} was not written: {written}"
     assert status(checkout) == before, f"new in git status after a nightly (written: {written})"
