@@ -270,6 +270,10 @@ with layout.section("Trends"):
             shown.assign(
                 change=[words.points(value) for value in shown["trend"]],
                 direction_words=[DIRECTIONS.get(value, value) for value in shown["direction"]],
+                recent_rate=shown["recent_rate"] * 100,  # one decimal, as every rate on the page
+                prior_rate=shown["prior_rate"] * 100,
+                p_value=[words.probability(value) for value in shown["p_value"]],  # "< 0.0001", never "0.0000"
+                q_value=[words.probability(value) for value in shown["q_value"]],
             )[
                 ["skill_id", "change", "direction_words", "recent_rate", "prior_rate", "recent_sample"]
                 + ["prior_sample", "p_value", "q_value", "is_significant"]
@@ -280,12 +284,12 @@ with layout.section("Trends"):
                 "skill_id": "Skill",
                 "change": st.column_config.TextColumn("Change", help="Last minus before, in percentage points"),
                 "direction_words": "Direction",
-                "recent_rate": st.column_config.NumberColumn(f"Last {recent_window}", format="percent"),
-                "prior_rate": st.column_config.NumberColumn(f"{recent_window.capitalize()} before", format="percent"),
+                "recent_rate": st.column_config.NumberColumn(f"Last {recent_window} (%)", format="%.1f"),
+                "prior_rate": st.column_config.NumberColumn(f"{recent_window.capitalize()} before (%)", format="%.1f"),
                 "recent_sample": st.column_config.NumberColumn("Invocations, last", format="localized"),
                 "prior_sample": st.column_config.NumberColumn("Invocations, before", format="localized"),
-                "p_value": st.column_config.NumberColumn("p-value", format="%.4f", help=words.P_VALUE_HELP),
-                "q_value": st.column_config.NumberColumn("q-value", format="%.4f", help=words.Q_VALUE_HELP),
+                "p_value": st.column_config.TextColumn("p-value", help=words.P_VALUE_HELP),
+                "q_value": st.column_config.TextColumn("q-value", help=words.Q_VALUE_HELP),
                 "is_significant": st.column_config.CheckboxColumn("Significant", help=words.Q_VALUE_HELP),
             },
         )
@@ -368,6 +372,9 @@ with layout.section("Skill drill-down"):
             )
             has_snippets = events["user_message_snippet"].notna().any()
             shown = events.drop(columns=["matching"] + ([] if has_snippets else ["user_message_snippet"]))
+            # an acceptance has no dimension or correction type, an event may lack a snippet: a dash, not "None"
+            blanks = [name for name in ("dimension_hint", "correction_type", "user_message_snippet") if name in shown]
+            shown[blanks] = shown[blanks].astype(object).where(shown[blanks].notna(), "—")
             if not has_snippets:
                 st.caption(
                     "No message snippets were ingested for these events (`ingest analyzer --no-snippets` or "

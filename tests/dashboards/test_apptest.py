@@ -430,16 +430,28 @@ def test_skills_state_the_build_windows_and_leave_a_missing_trend_out(
 
 
 def test_skills_show_q_values_and_significance_after_correction(use_warehouse, demo: DemoWarehouse) -> None:
-    """The trend table and labels show the Benjamini-Hochberg q-value next to the p-value; the star and the
-    Significant column follow the q-value (is_significant), not p < 0.05."""
+    """The trend table shows each skill's p-value and Benjamini-Hochberg q-value as the mart holds them (two
+    significant digits, "< 0.0001" for the smallest, never "0.0000"); the star and the Significant column
+    follow the q-value (is_significant), not p < 0.05."""
     use_warehouse(demo.db)
     app = run_page(page("skills"))
     assert_no_exception(app)
     table = next(frame.value for frame in app.dataframe if "q_value" in frame.value.columns)
     assert list(table.columns[-3:]) == ["p_value", "q_value", "is_significant"]
-    tested = table.dropna(subset=["q_value"])
-    assert not tested.empty and (tested["q_value"] >= tested["p_value"]).all()
-    assert (tested["is_significant"] == (tested["q_value"] <= 0.05)).all()
+    with duckdb.connect(str(serving_path(demo.db)), read_only=True) as con:
+        mart = {
+            skill: (p, q, significant)
+            for skill, p, q, significant in con.execute(
+                "select skill_id, p_value, q_value, is_significant from marts.skill_correction_trends"
+            ).fetchall()
+        }
+    tested = [row for row in table.itertuples() if mart[row.skill_id][1] is not None]
+    assert tested and any(mart[row.skill_id][1] < 1e-4 for row in tested), "no very small q-value: a weak check"
+    for row in tested:
+        p, q, significant = mart[row.skill_id]
+        assert (row.p_value, row.q_value) == (words.probability(p), words.probability(q))
+        assert q >= p and bool(row.is_significant) == significant == (q <= 0.05)
+    assert "0.0000" not in set(table["p_value"]) | set(table["q_value"])
     labels = plotly_figures(app)["Change in correction rate"]["data"][0]["y"]
     starred = {label.split(":")[0] for label in labels if label.endswith(" *")}
     assert starred == set(table.loc[table["is_significant"].astype(bool), "skill_id"])
@@ -450,6 +462,10 @@ def test_skill_events_show_snippets_only_when_ingested(use_warehouse, demo: Demo
     with_snippets = run_page(page("skills"), skill=IMPROVING_SKILL)
     events = with_snippets.dataframe[-1].value
     assert "user_message_snippet" in events.columns
+    # an acceptance has no dimension or correction type: a dash, never "None"
+    acceptances = events[events["outcome"] == "acceptance"]
+    assert not acceptances.empty and set(acceptances["dimension_hint"]) == {"—"}
+    assert not events[["dimension_hint", "correction_type", "user_message_snippet"]].isna().any().any()
 
     db = copy_warehouse(demo.db, tmp_path / "no-snippets.duckdb")
     with duckdb.connect(str(db)) as con:  # what `ingest analyzer --no-snippets` then `build` leave
