@@ -29,7 +29,7 @@ def change_windows(changes: pd.DataFrame) -> tuple[str, str]:
     if changes.empty:
         return "the last build's trend windows", ""
     first = changes.iloc[0]
-    days = (first["recent_end"] - first["recent_start"]).days
+    days = (first["recent_end"] - first["recent_start"]).days + 1  # first and last day of the window, inclusive
     dates = (
         f"{first['recent_start']:%Y-%m-%d} to {first['recent_end']:%Y-%m-%d} against "
         f"{first['prior_start']:%Y-%m-%d} to {first['prior_end']:%Y-%m-%d}"
