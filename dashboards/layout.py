@@ -146,10 +146,35 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     return _rows_end_with_lf(written).encode()
 
 
+PERCENT = "%.1f%%"  # a rate in a table: one decimal, as on the cards and in the report (80.9%)
+
+
+def _one_decimal_percents(frame: pd.DataFrame, options: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Streamlit's `percent` format prints as many decimals as a value has (33.33%, 0%, 25%, 85.54%): a column
+    configured with it shows its fractions as percentages with one decimal instead (the CSV keeps fractions)."""
+    config = dict(options.get("column_config") or {})
+    percents = [
+        column
+        for column, setting in config.items()
+        if isinstance(setting, dict) and (setting.get("type_config") or {}).get("format") == "percent"
+    ]
+    if not percents:
+        return frame, options
+    frame = frame.copy()
+    for column in percents:
+        setting = config[column]
+        config[column] = {**setting, "type_config": {**setting["type_config"], "format": PERCENT}}
+        if column in frame:
+            frame[column] = frame[column] * 100
+    return frame, {**options, "column_config": config}
+
+
 def table(frame: pd.DataFrame, name: str, **options: Any) -> Any:
     """st.dataframe, and under it a button that downloads what the table shows (its rows, the columns it
-    does not hide) as `<name>.csv`; returns what st.dataframe returns (the selection, when selectable)."""
-    shown = st.dataframe(frame, **options)
+    does not hide) as `<name>.csv`; returns what st.dataframe returns (the selection, when selectable).
+    A column configured with format="percent" (fractions) shows one decimal: `_one_decimal_percents`."""
+    displayed, display_options = _one_decimal_percents(frame, options)
+    shown = st.dataframe(displayed, **display_options)
     hidden = [column for column, config in (options.get("column_config") or {}).items() if config is None]
     st.download_button(
         "Download CSV",

@@ -82,6 +82,14 @@ def test_every_page_runs_on_demo_data(use_warehouse, demo: DemoWarehouse, dashbo
     # phone, have theirs too
     lists = 1 if dashboard_page.url_path == "overview" else 0
     assert len(app.get("download_button")) == len(app.dataframe) + lists, (len(app.dataframe), dashboard_page.url_path)
+    # every rate in a table reads with one decimal (Streamlit's "percent" format would print 33.33%, 0%, 25%)
+    for table in app.dataframe:
+        for column, config in json.loads(table.proto.columns).items():
+            number_format = (config.get("type_config") or {}).get("format")
+            assert number_format != "percent", (dashboard_page.url_path, column)
+            if number_format == "%.1f%%":
+                values = table.value[column].dropna()
+                assert ((values >= 0) & (values <= 100)).all() and (values > 1).any(), (column, values.tolist())
 
 
 @pytest.mark.parametrize("dashboard_page", PAGES, ids=PAGE_IDS)
@@ -267,7 +275,8 @@ def test_session_feedback_splits_by_modality(use_warehouse, demo: DemoWarehouse)
               and segment_type = 'modality' and metric = 'session_positive_rate' and trials > 0
             """
         ).fetchall()
-    assert dict(zip(table["modality"], table["positive_rate"], strict=True)) == dict(marts)
+    shown = {modality: rate / 100 for modality, rate in zip(table["modality"], table["positive_rate"], strict=True)}
+    assert shown == pytest.approx(dict(marts), abs=1e-12)  # shown in percent (dashboards/layout.py PERCENT)
 
 
 def test_tenant_and_project_filters_change_satisfaction(use_warehouse, demo: DemoWarehouse) -> None:
