@@ -1,10 +1,11 @@
 """The report's summary, "Needs attention": the marts it reads beyond the pages' own queries.
 
-- which cells of a candidate agent config fail where the pinned baseline passes (eval_matrix `versus_baseline`);
-- each source's last signal on or before the report's day (feedback_signals_daily), and whether it stopped;
+- which cells of a candidate agent config fail where the pinned baseline passes (eval_baseline_worse_cells, the
+  mart the Evals page lists them from);
+- each source's last signal on or before the report's day, and whether it stopped (source_freshness_daily);
 - the skill x dimension changes (skill_dimension_changes: rates, change, interval, BH q-value, all from dbt).
 
-Nothing is computed here but the days between two dates and the comparison with the stated threshold.
+Nothing is computed here: every number and rule comes from dbt.
 """
 
 from __future__ import annotations
@@ -14,18 +15,9 @@ import datetime as dt
 import pandas as pd
 
 from dashboards.data import _cached, _query
+from dashboards.queries import scope
 
-# A source stopped arriving when its last signal is more than this many days before the report's day (a source
-# of the demo and of production delivers every day; a day's delay of an export is not yet a stop).
-STOPPED_AFTER_DAYS = 3
-
-# The sources of feedback_signals_daily in words; the first two carry no tenant.
-SOURCES = {
-    "session_feedback": "Session feedback",
-    "analyzer": "Analyzer events",
-    "turn_reactions": "Turn reactions",
-    "workspace": "Workspace feedback",
-}
+# the sources of feedback_signals_daily without a tenant (their names in words: dashboards/words.py SOURCES)
 TENANTLESS_SOURCES = ("session_feedback", "analyzer")
 
 
@@ -36,8 +28,8 @@ def baseline_worse_cells(tenant: str | None) -> pd.DataFrame:
         """
         select golden_set, tenant_name, agent_config_label, golden_session_label, golden_session_id, agent_id,
                failed_dimension_names
-        from marts.eval_matrix
-        where versus_baseline = 'worse' and ($tenant is null or tenant = $tenant)
+        from marts.eval_baseline_worse_cells
+        where $tenant is null or tenant = $tenant
         order by golden_set, tenant_name, agent_config_label, golden_session_label
         """,
         {"tenant": tenant},
@@ -46,19 +38,17 @@ def baseline_worse_cells(tenant: str | None) -> pd.DataFrame:
 
 @_cached
 def source_freshness(as_of: dt.date, tenant: str | None) -> pd.DataFrame:
-    """Each source's last signal on or before `as_of` (of `tenant` when given: tenantless sources then have no
-    row), the days from it to `as_of`, and whether that is more than STOPPED_AFTER_DAYS."""
+    """Each source's last signal on or before `as_of`, the days since and whether it has stopped arriving, with
+    the rule's number of days (source_freshness_daily); of `tenant` when given (the sources without a tenant then
+    have no row), of every tenant otherwise."""
     return _query(
         """
-        select source_system, max(signal_date) as last_signal_date,
-               date_diff('day', max(signal_date), $as_of) as days_since_last_signal,
-               date_diff('day', max(signal_date), $as_of) > $stopped_after as has_stopped
-        from marts.feedback_signals_daily
-        where signal_date <= $as_of and signals > 0 and ($tenant is null or tenant = $tenant)
-        group by source_system
+        select source_system, last_signal_date, days_since_last_signal, has_stopped, stopped_after_days
+        from marts.source_freshness_daily
+        where as_of_date = $as_of and tenant_filter = $tenant_filter
         order by source_system
         """,
-        {"as_of": as_of, "tenant": tenant, "stopped_after": STOPPED_AFTER_DAYS},
+        {"as_of": as_of, "tenant_filter": tenant or scope.ALL_MEMBERS},
     )
 
 

@@ -12,10 +12,13 @@ from dashboards.report.context import Context
 from dashboards.report.markup import Builder, sentence, table
 
 AGE = "Days before the report's day"
-STOPPED_RULE = (
-    f"A source has stopped arriving when its last signal is more than {attention.STOPPED_AFTER_DAYS} days before "
-    "the report's day."
-)
+
+
+def stopped_rule(found: pd.DataFrame) -> str:
+    """The rule in words, with the number of days the build used (var source_stopped_after_days)."""
+    days = found["stopped_after_days"].dropna()
+    limit = f"{int(days.iloc[0])} days" if not days.empty else "the configured number of days"
+    return f"A source has stopped arriving when its last signal is more than {limit} before the report's day."
 
 
 def days_ago(days: object) -> str:
@@ -32,7 +35,7 @@ def freshness(ctx: Context) -> list[dict[str, object]]:
     found = attention.source_freshness(f.as_of, f.tenant).set_index("source_system")
     left_out = ctx.left_out()
     entries: list[dict[str, object]] = []
-    for source, name in attention.SOURCES.items():
+    for source, name in words.SOURCES.items():
         if left_out and source in attention.TENANTLESS_SOURCES:
             entries.append({"source": source, "name": name, "reading": left_out})
         elif source not in found.index:
@@ -55,7 +58,7 @@ def sources(report: Builder, ctx: Context) -> None:
     f = ctx.f
     report.heading(
         f"Sources, last signal on or before {f.as_of}",
-        f"{STOPPED_RULE} {sentence(f.scope_label())}.",
+        f"{stopped_rule(attention.source_freshness(f.as_of, f.tenant))} {sentence(f.scope_label())}.",
         anchor=context.SOURCES,
     )
     rows = []

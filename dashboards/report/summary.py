@@ -4,7 +4,7 @@ It lists, each with its number, its 95% interval and a link to the section that 
 - the skill x dimension pairs that got significantly worse (Benjamini-Hochberg, skill_dimension_changes);
 - the headline rates that got significantly worse in the period;
 - the candidates worse than the pinned baseline (by golden session name) and the cells that regressed;
-- the sources that stopped arriving (sources.STOPPED_RULE);
+- the sources that stopped arriving (source_freshness_daily, its rule: sources.stopped_rule);
 then the headline rates with their change and significance. "Nothing needs attention" when nothing is listed.
 Sections that a --tenant report cannot split say so in place of their numbers.
 """

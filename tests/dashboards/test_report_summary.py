@@ -123,13 +123,18 @@ def test_every_link_of_the_summary_leads_to_a_section(browser, default: Path) ->
 
 
 def test_a_source_that_stopped_arriving_is_listed(browser, demo: DemoWarehouse, tmp_path: Path) -> None:
-    """Turn reactions stop after 2026-10-25 in a copy: the summary lists them with their last day, the others not."""
+    """Turn reactions stop after 2026-10-25 in a copy (their daily signals deleted in the warehouse, then
+    source_freshness_daily rebuilt and published by a build of that model): the summary lists them with their last
+    day, the others not."""
     db = copy_warehouse(demo.db, tmp_path / "stopped.duckdb")
-    with duckdb.connect(str(serving_path(db))) as con:
+    with duckdb.connect(str(db)) as con:
         con.execute(
             "delete from marts.feedback_signals_daily where source_system = 'turn_reactions' "
             "and signal_date > date '2026-10-25'"
         )
+    target = {"DBT_TARGET_PATH": str(tmp_path / "target"), "DBT_LOG_PATH": str(tmp_path / "logs")}
+    built = run_cli("build", "--db", db, "--", "--select", "source_freshness_daily", env=cli_env(**target), timeout=600)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     out = report(db, tmp_path / "stopped.html")
     stopped = summary_items(browser, out)["Sources that stopped arriving"]
     assert stopped == [["Turn reactions", "#sources", f"Turn reactions: last signal 2026-10-25, 7 days before {AS_OF}"]]
@@ -143,7 +148,7 @@ def test_a_source_that_stopped_arriving_is_listed(browser, demo: DemoWarehouse, 
     status = {row[0]: row[3] for row in rows}
     assert status == {
         "Session feedback": "arriving",
-        "Analyzer events": "arriving",
+        "Skill analyzer events": "arriving",
         "Turn reactions": "stopped arriving",
         "Workspace feedback": "arriving",
     }
