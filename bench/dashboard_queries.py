@@ -99,7 +99,7 @@ def page_calls(period_days: int) -> dict[str, list[Call]]:
             *sidebar,
             (
                 "skill rates, trends, hotspots",
-                lambda: (skills.skill_correction_rates(), skills.skill_dimension_hotspots()),
+                lambda: (skills.skill_correction_rates(), skills.skill_dimension_changes()),
             ),
             ("skill drill-down", busiest_skill),
         ],

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dashboards import text
+from dashboards import text, words
 
 PALETTE = px.colors.qualitative.Safe
 CELL_STATUSES = {  # eval matrix cell_status -> (colour, legend label, mark in the cell)
@@ -529,3 +529,48 @@ def eval_matrix(
         dragmode=False,
     )
     return figure
+
+
+def _change_hover(row: Any, window: str) -> str:
+    """A skill x dimension cell's hover text (Plotly text: upstream values escaped)."""
+    lines = [
+        f"{text.plotly(row.skill_id)} · {text.plotly(words.dimension(row.dimension))}",
+        f"change {words.points(row.rate_change)} (95% CI "
+        f"{words.points_interval(row.rate_change_ci_low, row.rate_change_ci_high)})",
+        f"last {window} {words.percent(row.recent_rate)} of {words.count(row.recent_invocations)} invocations",
+        f"{window} before {words.percent(row.prior_rate)} of {words.count(row.prior_invocations)}",
+        f"p {words.probability(row.p_value)}, q {words.probability(row.q_value)}"
+        + (" (significant)" if row.is_significant else "" if pd.notna(row.q_value) else " (too few to test)"),
+    ]
+    return "<br>".join(lines)
+
+
+def _change_text(row: Any) -> str:
+    """A skill x dimension cell's text: the change in pp, * when significant after BH."""
+    if pd.isna(row.rate_change):
+        return ""
+    return f"{float(row.rate_change) * 100:+.1f}" + ("*" if row.is_significant else "")
+
+
+def dimension_change_heatmap(changes: pd.DataFrame, window: str) -> go.Figure:
+    """skill_dimension_changes' cells with a change as a heatmap of the change in pp (red worse, blue better, *
+    significant after BH), each cell's numbers on hover; `window` names the windows in words ("30 days"). The
+    Skills page and the report draw the same chart."""
+    cells = changes.dropna(subset=["rate_change"])
+    cells = cells.assign(
+        dimension_label=[words.dimension(value) for value in cells["dimension"]],
+        cell_text=[_change_text(row) for row in cells.itertuples()],
+        hover=[_change_hover(row, window) for row in cells.itertuples()],
+    ).sort_values(["skill_id", "dimension_label"])
+    figure = change_heatmap(
+        cells,
+        row="skill_id",
+        column="dimension_label",
+        change="rate_change",
+        cell_text="cell_text",
+        hover="hover",
+        title="Change per skill and dimension (pp)",
+        x_title="Dimension",
+        y_title="Skill",
+    )
+    return figure.update_layout(height=max(320, 140 + 30 * cells["skill_id"].nunique()))

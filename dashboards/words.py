@@ -83,6 +83,11 @@ def probability(value: object) -> str:
     return MISSING if _missing(value) else ("< 0.0001" if float(value) < 1e-4 else f"{float(value):.2g}")
 
 
+def dimension(code: object) -> str:
+    """An analyzer dimension (seed analyzer_dimensions) in words: `trigger_quality` -> "trigger quality"."""
+    return "" if code is None else str(code).replace("_", " ")
+
+
 def surface(code: object) -> str:
     """An end-session surface in words (`cli_end` -> "CLI /end"); an unknown code as it is."""
     return SURFACES.get(str(code), "" if code is None else str(code))

@@ -44,11 +44,6 @@ SECTIONS = (
 )
 
 
-def dimension_words(dimension: object) -> str:
-    """A dimension of the seed analyzer_dimensions in words (`trigger_quality` -> "trigger quality")."""
-    return str(dimension).replace("_", " ")
-
-
 def change_window(changes: pd.DataFrame, unknown: str) -> str:
     """The length of skill_dimension_changes' recent window in days (its first to its last day), as words."""
     if changes.empty:
@@ -70,33 +65,12 @@ def worsening_line(row: Any) -> str:
     """One significant worsening in words: skill, dimension, by how much, its interval, both rates and their n."""
     interval = words.points_interval(row.rate_change_ci_low, row.rate_change_ci_high)
     return (
-        f"- {text.markdown(row.skill_id)}, **{text.markdown(dimension_words(row.dimension))}**: "
+        f"- {text.markdown(row.skill_id)}, **{text.markdown(words.dimension(row.dimension))}**: "
         f"**{words.points(row.rate_change)}** (95% CI {interval}): "
         f"{words.percent(row.recent_rate)} of {words.count(row.recent_invocations)} invocations drew a correction "
         f"on it, against {words.percent(row.prior_rate)} of {words.count(row.prior_invocations)} before "
         f"(q {words.probability(row.q_value)})"
     )
-
-
-def change_hover(row: Any, window: str) -> str:
-    """A skill x dimension cell's hover text (Plotly text: upstream values escaped)."""
-    lines = [
-        f"{text.plotly(row.skill_id)} · {text.plotly(dimension_words(row.dimension))}",
-        f"change {words.points(row.rate_change)} (95% CI "
-        f"{words.points_interval(row.rate_change_ci_low, row.rate_change_ci_high)})",
-        f"last {window} {words.percent(row.recent_rate)} of {words.count(row.recent_invocations)} invocations",
-        f"{window} before {words.percent(row.prior_rate)} of {words.count(row.prior_invocations)}",
-        f"p {words.probability(row.p_value)}, q {words.probability(row.q_value)}"
-        + (" (significant)" if row.is_significant else "" if pd.notna(row.q_value) else " (too few to test)"),
-    ]
-    return "<br>".join(lines)
-
-
-def change_text(row: Any) -> str:
-    """The cell's text: the change in pp, * when significant after BH."""
-    if pd.isna(row.rate_change):
-        return ""
-    return f"{float(row.rate_change) * 100:+.1f}" + ("*" if row.is_significant else "")
 
 
 def undated_note(rates: pd.DataFrame) -> tuple[str, pd.DataFrame] | None:
@@ -305,22 +279,8 @@ with layout.section("Change by skill and dimension"):
             "window without invocations. " + windows_caption(changes)
         )
     charts.show(
-        cells.assign(
-            dimension_label=[dimension_words(value) for value in cells["dimension"]],
-            cell_text=[change_text(row) for row in cells.itertuples()],
-            hover=[change_hover(row, change) for row in cells.itertuples()],
-        ).sort_values(["skill_id", "dimension_label"]),
-        lambda frame: charts.change_heatmap(
-            frame,
-            row="skill_id",
-            column="dimension_label",
-            change="rate_change",
-            cell_text="cell_text",
-            hover="hover",
-            title="Change per skill and dimension (pp)",
-            x_title="Dimension",
-            y_title="Skill",
-        ).update_layout(height=max(320, 140 + 30 * frame["skill_id"].nunique())),
+        cells,
+        lambda frame: charts.dimension_change_heatmap(frame, change),
         "No skill has a correction with a dimension in both windows: no change to show.",
     )
 

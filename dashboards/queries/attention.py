@@ -3,7 +3,7 @@
 - which cells of a candidate agent config fail where the pinned baseline passes (eval_baseline_worse_cells, the
   mart the Evals page lists them from);
 - each source's last signal on or before the report's day, and whether it stopped (source_freshness_daily);
-- the skill x dimension changes (skill_dimension_changes: rates, change, interval, BH q-value, all from dbt).
+(the skill x dimension changes it leads with: dashboards/queries/skills.py, the Skills page's query).
 
 Nothing is computed here: every number and rule comes from dbt.
 """
@@ -49,19 +49,4 @@ def source_freshness(as_of: dt.date, tenant: str | None) -> pd.DataFrame:
         order by source_system
         """,
         {"as_of": as_of, "tenant_filter": tenant or scope.ALL_MEMBERS},
-    )
-
-
-@_cached
-def skill_dimension_changes() -> pd.DataFrame:
-    """Per skill and dimension: the rate (corrections and partials of the dimension per invocation of the skill)
-    of the last window against the one before, the change with its 95% interval and BH q-value (dbt)."""
-    return _query(
-        """
-        select skill_id, dimension, recent_start, recent_end, prior_start, prior_end, recent_invocations,
-               prior_invocations, recent_events, prior_events, recent_rate, prior_rate, rate_change,
-               rate_change_ci_low, rate_change_ci_high, p_value, q_value, is_significant, is_significant_worsening
-        from marts.skill_dimension_changes
-        order by is_significant_worsening desc, rate_change desc nulls last, skill_id, dimension
-        """
     )

@@ -1,5 +1,5 @@
-"""The Skills page's queries: the skill marts (rates, trends with the change's interval, hotspots, the change
-per skill and dimension) and one skill's weekly rate and latest events."""
+"""The Skills page's queries (the report reads them too): the skill marts (rates, trends with the change's
+interval, the change per skill and dimension) and one skill's weekly rate and latest events."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from dashboards.queries.scope import floor
 
 
 @_cached
-def _skill_marts() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The three small skill marts on one connection (rates, trends, hotspots). Each carries the window its
+def _skill_marts() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two small skill marts on one connection (rates, trends). Each carries the window its
     build used (correction_lookback_days, trend_window_days), the same on every row. Trends come with the 95%
     interval of the change (skill_correction_trend_intervals). Rates carry each skill's undated events (no
     invocation time: in no window, counted apart)."""
-    rates, trends, hotspots = _queries(
+    rates, trends = _queries(
         """
         select skill_id, corrections, partials, acceptances, sample_size, correction_rate,
                correction_rate_ci_low, correction_rate_ci_high, sufficient_data, undated_events,
@@ -35,13 +35,8 @@ def _skill_marts() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         left join marts.skill_correction_trend_intervals as intervals using (skill_id)
         order by trends.trend desc nulls last, trends.skill_id
         """,
-        """
-        select skill_id, dimension, occurrences, correction_lookback_days
-        from marts.skill_dimension_hotspots
-        order by skill_id, occurrences desc
-        """,
     )
-    return rates, trends, hotspots
+    return rates, trends
 
 
 def skill_correction_rates() -> pd.DataFrame:
@@ -50,10 +45,6 @@ def skill_correction_rates() -> pd.DataFrame:
 
 def skill_correction_trends() -> pd.DataFrame:
     return _skill_marts()[1]
-
-
-def skill_dimension_hotspots() -> pd.DataFrame:
-    return _skill_marts()[2]
 
 
 @_cached

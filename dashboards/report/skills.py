@@ -1,19 +1,16 @@
 """The report's skill sections, each over the fixed windows of the last build (stated in its title in words):
 what got significantly worse per skill and dimension (skill_dimension_changes), per skill
-(skill_correction_trends), and where corrections concentrate (skill_dimension_hotspots)."""
+(skill_correction_trends), and the change of every skill x dimension cell (skill_dimension_changes)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from dashboards import charts, words
-from dashboards.queries import attention
 from dashboards.queries import skills as skill_queries
 from dashboards.report import context
 from dashboards.report.context import Context
 from dashboards.report.markup import Builder, table
-
-HOTSPOT_SKILLS = 15
 
 
 def windows_in_words(days: int) -> str:
@@ -24,12 +21,20 @@ def significant_worsenings(changes: pd.DataFrame) -> pd.DataFrame:
     return changes[changes["is_significant_worsening"].fillna(False).astype(bool)]
 
 
+def window_days(changes: pd.DataFrame) -> int | None:
+    """The length of skill_dimension_changes' windows in days, first and last day inclusive (None: no rows)."""
+    if changes.empty:
+        return None
+    first = changes.iloc[0]
+    return (first["recent_end"] - first["recent_start"]).days + 1
+
+
 def change_windows(changes: pd.DataFrame) -> tuple[str, str]:
     """The windows of skill_dimension_changes: in words (title) and as dates (note)."""
-    if changes.empty:
+    days = window_days(changes)
+    if days is None:
         return "the last build's trend windows", ""
     first = changes.iloc[0]
-    days = (first["recent_end"] - first["recent_start"]).days + 1  # first and last day of the window, inclusive
     dates = (
         f"{first['recent_start']:%Y-%m-%d} to {first['recent_end']:%Y-%m-%d} against "
         f"{first['prior_start']:%Y-%m-%d} to {first['prior_end']:%Y-%m-%d}"
@@ -41,7 +46,7 @@ def dimension_changes(report: Builder, ctx: Context) -> None:
     heading = "Got significantly worse: skill and dimension"
     if ctx.closed(report, heading, context.DIMENSION_CHANGES):
         return
-    changes = attention.skill_dimension_changes()
+    changes = skill_queries.skill_dimension_changes()
     worse = significant_worsenings(changes)
     in_words, dates = change_windows(changes)
     tested = int(changes["p_value"].notna().sum())
@@ -127,27 +132,21 @@ def skill_trends(report: Builder, ctx: Context) -> None:
 
 
 def hotspots(report: Builder, ctx: Context) -> None:
-    heading = "Dimension hotspots"
+    """Where each skill got worse or better, dimension by dimension: the change heatmap the Skills page draws."""
+    heading = "Change by skill and dimension"
     if ctx.closed(report, heading, context.HOTSPOTS):
         return
-    frame = skill_queries.skill_dimension_hotspots()
-    days = int(frame["correction_lookback_days"].iloc[0]) if not frame.empty else 0
+    changes = skill_queries.skill_dimension_changes()
+    in_words, dates = change_windows(changes)
     report.heading(
-        f"{heading}, last {days} days",
-        f"Corrections and partial corrections per skill and dimension (counts, not rates: large skills have more), "
-        f"the {HOTSPOT_SKILLS} skills with the most; {ctx.built}. Which of them got worse: "
-        "“Got significantly worse: skill and dimension” above.",
+        f"{heading}, {in_words}",
+        f"{dates + ', ' if dates else ''}{ctx.built}. The change of each dimension's rate in percentage points: red "
+        "got worse, blue better; * significant after the Benjamini-Hochberg correction. Empty: no correction on that "
+        "dimension in either window.",
         anchor=context.HOTSPOTS,
     )
-    if frame.empty:
-        report.text("No correction in the window.")
+    cells = changes.dropna(subset=["rate_change"])
+    if cells.empty:
+        report.text("No skill has a correction with a dimension in both windows: no change to show.")
         return
-    top = frame.groupby("skill_id")["occurrences"].sum().nlargest(HOTSPOT_SKILLS).index
-    pivot = frame[frame["skill_id"].isin(top)].pivot_table(
-        index="skill_id", columns="dimension", values="occurrences", aggfunc="sum"
-    )
-    pivot = pivot.loc[list(top)]
-    figure = charts.count_heatmap(pivot, title="Corrections per skill and dimension", x_title="Dimension",
-                                  y_title="Skill", colorbar_title="Events", hover_label="events")  # fmt: skip
-    figure.update_layout(height=max(320, 120 + 28 * len(pivot)))
-    report.chart(figure, f"Data {ctx.built}")
+    report.chart(charts.dimension_change_heatmap(cells, f"{window_days(changes)} days"), f"Data {ctx.built}")

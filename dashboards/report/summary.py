@@ -14,8 +14,9 @@ from __future__ import annotations
 import pandas as pd
 
 from dashboards import words
-from dashboards.queries import attention, overview
 from dashboards.queries import evals as eval_queries
+from dashboards.queries import overview
+from dashboards.queries import skills as skill_queries
 from dashboards.report import context, rates, skills, sources
 from dashboards.report import evals as eval_sections
 from dashboards.report.context import Context
@@ -36,7 +37,7 @@ def _worsenings(ctx: Context) -> tuple[str, list[str]]:
     """(the group's title, its items) of the skill x dimension pairs that got significantly worse."""
     if ctx.left_out():
         return "", []
-    changes = attention.skill_dimension_changes()
+    changes = skill_queries.skill_dimension_changes()
     in_words, _ = skills.change_windows(changes)
     items = [
         _item(

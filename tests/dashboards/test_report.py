@@ -25,7 +25,7 @@ SECTIONS = [  # the report of 2026-11-01, --period 7: each title states its wind
     "Session feedback by modality, 2026-10-26 to 2026-11-01 (7 days)",
     "Got significantly worse: skill and dimension, last 30 days vs the 30 days before",
     "Skills that got significantly worse, last 30 days vs the 30 days before",
-    "Dimension hotspots, last 90 days",
+    "Change by skill and dimension, last 30 days vs the 30 days before",
     "Eval matrix, the latest replay of each cell",
     "Sources, last signal on or before 2026-11-01",
     "Retention status, as of the last build",
