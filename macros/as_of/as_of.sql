@@ -83,7 +83,7 @@
     {%- if relation is none -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set rows = run_query('select cast(max(as_of_at) as varchar) from ' ~ relation).rows -%}
+    {%- set rows = run_query('select cast(max(as_of_at) as ' ~ dbt.type_string() ~ ') from ' ~ relation).rows -%}
     {%- if rows | length == 0 or rows[0][0] is none -%}
         {{ return('') }}
     {%- endif -%}

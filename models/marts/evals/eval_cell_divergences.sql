@@ -52,10 +52,10 @@ dimensions_and_divergences as (
 ranked as (
     select
         *,
-        row_number() over (
+        cast(row_number() over (
             partition by replay_session_id, dimension
             order by divergence_position
-        ) as divergence_rank
+        ) as bigint) as divergence_rank  -- row_number is an int on Spark
     from dimensions_and_divergences
     where dimension is not null
 ),

@@ -77,8 +77,11 @@ aged as (
         source_system,
         tenant_filter,
         last_signal_date,
-        {{ dbt.datediff('last_signal_date', 'as_of_date', 'day') }}
-            as days_since_last_signal
+        -- datediff is an int on Spark, a bigint on DuckDB
+        cast(
+            {{ dbt.datediff('last_signal_date', 'as_of_date', 'day') }}
+            as bigint
+        ) as days_since_last_signal
     from last_signals
 )
 
