@@ -63,13 +63,22 @@
 {% endmacro %}
 
 {#
-    Whether the command builds a selection rather than the whole project
-    (--select, --exclude or --selector; dbt's `flags` do not carry them).
+    Whether the command builds a selection rather than the whole project:
+    some model of the project is not among dbt's selected_resources (an
+    --exclude of tests only, `--exclude resource_type:test`, builds every
+    model and is no selection). False while dbt parses.
 #}
 {% macro is_selection() %}
-    {%- set args = invocation_args_dict -%}
-    {%- set selected = args.get('select') or args.get('exclude') or args.get('selector') -%}
-    {{ return(selected and true or false) }}
+    {%- if not execute -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- for node in graph.nodes.values() -%}
+        {%- if node.resource_type == 'model' and node.package_name == project_name
+            and node.unique_id not in selected_resources -%}
+            {{ return(true) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(false) }}
 {% endmacro %}
 
 {#
@@ -94,11 +103,14 @@
     on-run-start: a build or run of a selection given an as-of other than the
     warehouse's stops before it changes anything; the models it rebuilt
     would disagree with the ones it leaves alone (and a publish would mix
-    two as-ofs). Build everything to move the as-of.
+    two as-ofs). Build everything to move the as-of; or, on purpose (a past
+    number of some marts in a scratch copy), pass var allow_mixed_as_of: true
+    and the selection builds at the given as-of while the rest keep theirs.
 #}
 {% macro check_selection_as_of() %}
     {%- set builds = flags.WHICH in ['build', 'run'] -%}
-    {%- if execute and builds and is_selection() and given_as_of() != '' -%}
+    {%- set allowed = var('allow_mixed_as_of', false) -%}
+    {%- if execute and builds and not allowed and is_selection() and given_as_of() != '' -%}
         {%- set stored = warehouse_as_of_text() -%}
         {%- set given = as_of_utc_text(given_as_of()) -%}
         {%- if stored != '' and stored != given -%}

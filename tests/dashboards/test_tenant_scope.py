@@ -246,7 +246,11 @@ def test_report_of_one_tenant_leaves_out_the_sources_without_one(on_demo, tmp_pa
     page = out.read_text()
     text = re.sub(r"<script>.*?</script>", "", page, flags=re.S)
     assert not leaks(text)
-    for section in ("Session feedback by modality", "Skills that got significantly worse", "Change by skill and dimension"):
+    for section in (
+        "Session feedback by modality",
+        "Skills that got significantly worse",
+        "Change by skill and dimension",
+    ):
         # --tenant narrows the report of every tenant: not split (a reader of one tenant: not available)
         assert re.search(rf"<h2 id='[a-z-]+'>{section}[^<]*</h2><p class='note'>Not split by tenant: ", text), section
     assert ">not split by tenant</td>" in text and "Acme Corporation" in text

@@ -95,7 +95,8 @@ def snapshot(db: Path, marts: list[str]) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def build_past(work: Path, db: Path, as_of: str) -> None:
-    """The analyzer marts (not the history rollups, which keep the latest build's days) as of a past instant."""
+    """The analyzer marts (not the history rollups, which keep the latest build's days) as of a past instant,
+    on purpose beside marts of another as-of (var allow_mixed_as_of: macros/as_of/as_of.sql)."""
     done = run_dbt(
         [
             "run",
@@ -104,7 +105,7 @@ def build_past(work: Path, db: Path, as_of: str) -> None:
             "--exclude",
             *HISTORY_MARTS,
             "--vars",
-            json.dumps({"as_of": as_of}),
+            json.dumps({"as_of": as_of, "allow_mixed_as_of": True}),
         ],
         warehouse=db,
         work_dir=work,
