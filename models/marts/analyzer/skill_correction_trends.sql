@@ -80,36 +80,9 @@ tested as (
     from rates
 ),
 
--- Benjamini-Hochberg: the family is every skill of this build with a p-value
--- (m of them); rank them by p ascending (ties in skill_id order, which leaves
--- tied p-values with one q-value), then q = min over ranks >= own of p * m / rank,
--- capped at 1.
-ranked_p_values as (
-    select
-        *,
-        case
-            when p_value_exact is not null
-                then row_number() over (order by p_value_exact asc nulls last, skill_id asc)
-        end as p_value_rank,
-        count(p_value_exact) over () as tests_in_family
-    from tested
-),
-
-adjusted as (
-    select
-        *,
-        case
-            when p_value_exact is not null
-                then least(
-                    1.0e0,
-                    min(p_value_exact * tests_in_family / p_value_rank) over (
-                        order by p_value_rank desc nulls first
-                        rows between unbounded preceding and current row
-                    )
-                )
-        end as q_value_exact
-    from ranked_p_values
-),
+-- Benjamini-Hochberg q-values (macros/metrics/benjamini_hochberg.sql): the
+-- family is every skill of this build with a p-value, ties in skill_id order.
+{{ benjamini_hochberg_ctes('tested', 'skill_id asc') }},
 
 classified as (
     select

@@ -114,38 +114,10 @@ tested as (
     from rates
 ),
 
--- Benjamini-Hochberg as in skill_correction_trends: the family is every cell
--- of this build with a p-value (m of them); ranked by p ascending (ties in
--- skill_id, dimension order), q = min over ranks >= own of p * m / rank,
--- capped at 1.
-ranked_p_values as (
-    select
-        *,
-        case
-            when p_value_exact is not null
-                then row_number() over (
-                    order by p_value_exact asc nulls last, skill_id asc, dimension asc
-                )
-        end as p_value_rank,
-        count(p_value_exact) over () as tests_in_family
-    from tested
-),
-
-adjusted as (
-    select
-        *,
-        case
-            when p_value_exact is not null
-                then least(
-                    1.0e0,
-                    min(p_value_exact * tests_in_family / p_value_rank) over (
-                        order by p_value_rank desc nulls first
-                        rows between unbounded preceding and current row
-                    )
-                )
-        end as q_value_exact
-    from ranked_p_values
-),
+-- Benjamini-Hochberg q-values (macros/metrics/benjamini_hochberg.sql), as for
+-- skill_correction_trends: the family is every skill x dimension cell of this
+-- build with a p-value, ties in skill_id, dimension order.
+{{ benjamini_hochberg_ctes('tested', 'skill_id asc, dimension asc') }},
 
 published as (
     select
