@@ -29,3 +29,13 @@ def use_warehouse(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Itera
 
     yield use
     data.clear_caches()
+
+
+@pytest.fixture
+def on_demo(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[DemoWarehouse]:
+    """The dashboard (in this process) on the demo warehouse; caches are emptied around the test."""
+    monkeypatch.setenv("FEEDBACK_DB", str(demo.db))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
+    data.clear_caches()
+    yield demo
+    data.clear_caches()

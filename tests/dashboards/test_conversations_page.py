@@ -19,7 +19,7 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from dashboards import data, words
+from dashboards import words
 from dashboards.filters import DEFAULT_PERIOD
 from tests.support.dashboard import (
     LOAD_TIMEOUT_MS,
@@ -40,15 +40,6 @@ pytestmark = pytest.mark.slow
 TENANT = "acme"
 THREE_PAGES = ("conversations", "retention", "warehouse")
 REACTION_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · turn \d+ · ")
-
-
-@pytest.fixture
-def on_demo(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[DemoWarehouse]:
-    monkeypatch.setenv("FEEDBACK_DB", str(demo.db))
-    monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
-    data.clear_caches()
-    yield demo
-    data.clear_caches()
 
 
 def page(url_path: str) -> DashboardPage:

@@ -44,17 +44,6 @@ CODES = ("cli_end", "cli_exit", "api_end", "not_ok", "feedback_signals", "sessio
          "mover_min_trials", "segment_type", "is_rankable", "seed `", "seeds/", ".duckdb")  # fmt: skip
 
 
-@pytest.fixture
-def on_demo(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[DemoWarehouse]:
-    from dashboards import data
-
-    monkeypatch.setenv("FEEDBACK_DB", str(demo.db))
-    monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
-    data.clear_caches()
-    yield demo
-    data.clear_caches()
-
-
 def page(url_path: str) -> DashboardPage:
     return next(page for page in PAGES if page.url_path == url_path)
 

@@ -8,7 +8,7 @@ import csv
 import datetime as dt
 import inspect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,6 @@ from tests.support.dashboard import (
     PAGES,
     ROOT,
     DashboardPage,
-    DemoWarehouse,
     assert_no_exception,
 )
 from tests.support.ingest import cli_env, run_cli
@@ -58,15 +57,6 @@ B_PROJECT = "sales"  # a project of B's reactions only, in the demo
 
 def leaks(text: str) -> set[str]:
     return {value for value in B_MARKS if re.search(rf"\b{re.escape(value)}\b", text, flags=re.I)}
-
-
-@pytest.fixture
-def on_demo(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[DemoWarehouse]:
-    monkeypatch.setenv("FEEDBACK_DB", str(demo.db))
-    monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
-    data.clear_caches()
-    yield demo
-    data.clear_caches()
 
 
 def frames(result: object) -> list[pd.DataFrame]:
