@@ -92,7 +92,9 @@
     {%- if relation is none -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set rows = run_query('select cast(max(as_of_at) as ' ~ dbt.type_string() ~ ') from ' ~ relation).rows -%}
+    {%- set as_text = 'cast(max(as_of_at) as ' ~ dbt.type_string() ~ ')' -%}
+    {%- set stored_sql = 'select ' ~ as_text ~ ' from ' ~ relation -%}
+    {%- set rows = run_query(stored_sql).rows -%}
     {%- if rows | length == 0 or rows[0][0] is none -%}
         {{ return('') }}
     {%- endif -%}
