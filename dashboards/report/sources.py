@@ -39,7 +39,10 @@ def freshness(ctx: Context) -> list[dict[str, object]]:
         if left_out and source in attention.TENANTLESS_SOURCES:
             entries.append({"source": source, "name": name, "reading": left_out})
         elif source not in found.index:
-            entries.append({"source": source, "name": name, "reading": "no signal yet", "stopped": False})
+            # none stored on or before the day: none ever arrived, or a retention purge removed them all (a
+            # source that stopped longer ago than its retention window): say both, claim neither
+            reading = "no signal stored (none arrived, or the retention purge removed them)"
+            entries.append({"source": source, "name": name, "reading": reading, "stopped": False})
         else:
             row = found.loc[source]
             entries.append(
