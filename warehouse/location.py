@@ -10,6 +10,7 @@ and to the dashboard). The dashboard reads the warehouse's serving file
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from warehouse.errors import UserError
@@ -64,3 +65,23 @@ def serving_path(db: str | os.PathLike[str] | None = None) -> Path:
     path = resolve_db_path(db)
     stem = path.name[: -len(".duckdb")] if path.name.endswith(".duckdb") else path.name
     return path.with_name(stem + SERVING_SUFFIX)
+
+
+@dataclass(frozen=True)
+class Warehouse:
+    """One warehouse, resolved once at the command line (or by the dashboard's entry point) and passed down typed:
+    the file ingest, purge, build and forget write, and its serving file, which readers open and nothing else."""
+
+    path: Path
+    serving: Path
+
+    @classmethod
+    def at(cls, db: str | os.PathLike[str] | None = None) -> Warehouse:
+        """The one resolution: `--db`, else `FEEDBACK_DB`, else `./feedback.duckdb` (as given, for messages)."""
+        path = resolve_db_path(db)
+        return cls(path, serving_path(path))
+
+    @property
+    def dbt_path(self) -> str:
+        """The warehouse file as dbt's profiles.yml reads it (`FEEDBACK_DB`): text only where dbt needs text."""
+        return str(self.path.resolve())
