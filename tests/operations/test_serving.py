@@ -94,6 +94,19 @@ def test_the_exposures_name_every_mart_the_dashboard_code_reads() -> None:
     assert read and read == refs
 
 
+def test_the_exposures_name_no_source_the_dashboard_code_does_not_read() -> None:
+    """A `source(...)` in models/exposures.yml is a raw table that dashboards/ reads as `raw.<name>`; the pages
+    read the serving file, which holds no raw table (the last ingest comes from serving.publish_info)."""
+    declared = yaml.safe_load((ROOT / "models" / "exposures.yml").read_text())["exposures"]
+    sources = {item.split("'")[3] for exposure in declared for item in exposure["depends_on"] if "source(" in item}
+    read = {
+        match
+        for path in (ROOT / "dashboards").rglob("*.py")
+        for match in re.findall(r"\braw\.([a-z_]+)", path.read_text())
+    }
+    assert sources == read
+
+
 def test_a_killed_publish_leaves_the_old_serving_file(demo: DemoWarehouse, tmp_path: Path) -> None:
     """Killed after the new file is written and flushed, before the rename: the old serving file is intact
     (same bytes), and the next publish removes the dead one's temporary file."""
