@@ -317,8 +317,9 @@ def test_dimension_changes_recomputed_from_raw_events(con: duckdb.DuckDBPyConnec
 
 
 def active_reactions_from_raw(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """raw.turn_reactions up to as_of, reduced to the active ones by docs/metrics.md ("Which reactions are active"): each user's latest reaction
-    per turn (by time, then rn) unless it is a clear; machine reactions at or above the confidence threshold."""
+    """raw.turn_reactions up to as_of, reduced to the active ones by docs/metrics.md ("Which reactions are
+    active"): each user's latest reaction per turn (by time, then rn) unless it is a clear; machine reactions at
+    or above the confidence threshold."""
     latest_user: dict[tuple[str, str, str], dict[str, Any]] = {}
     machine: list[dict[str, Any]] = []
     for reaction in rows(con, "select * from raw.turn_reactions order by ts, rn"):
