@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import duckdb
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -133,8 +135,6 @@ def main() -> None:
             checks.append(timed(ingest))
             quiet.append(timed(ingest))
             bares.append(bare(dsn, base / f"bare-{round_}.duckdb"))
-        import duckdb
-
         with duckdb.connect(str(db), read_only=True) as con:
             read, removed = con.execute(
                 "select rows_read, rows_removed from raw.load_manifest where rows_removed > 0 "

@@ -29,6 +29,9 @@ import textwrap
 import time
 from pathlib import Path
 
+import adbc_driver_postgresql.dbapi as pg
+import duckdb
+
 from demo import write_analyzer_jsonl
 from warehouse.contracts import ANALYZER_EVENTS
 
@@ -136,9 +139,6 @@ def bench_memory(tmp: Path, sizes: list[int]) -> list[dict]:
 
 def _fill_postgres(dsn: str, rows: int, tmp: Path) -> None:
     """Create and fill session_feedback (upstream's shape) with COPY from a CSV DuckDB writes."""
-    import adbc_driver_postgresql.dbapi as pg
-    import duckdb
-
     csv = tmp / "session_feedback.csv"
     duckdb.sql(
         f"""
@@ -283,8 +283,6 @@ def bench_dbt_scale(tmp: Path, scale: float) -> dict:
     generate_s = time.perf_counter() - started
     db = fresh_db(tmp, f"demo-{scale:g}")
     ingest_s = timed([*CLI, "ingest", "--config", str(demo / "sources.toml"), "--db", str(db), "--quiet"])
-    import duckdb
-
     with duckdb.connect(str(db), read_only=True) as con:
         signals = sum(
             con.execute(f"select count(*) from raw.{t}").fetchall()[0][0]

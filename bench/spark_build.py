@@ -44,6 +44,11 @@ import threading
 import time
 from pathlib import Path
 
+import duckdb
+
+from tests.support.spark import start_thrift_server, stop_thrift_server
+from warehouse.raw_tables import RAW_TABLES
+
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 CLI = [PYTHON, "-m", "cli"]
@@ -171,8 +176,6 @@ def prepare(work: Path, scale: float) -> dict:
         [*CLI, "demo-data", str(demo), "--scale", str(scale), "--as-of", AS_OF, "--seed", str(SEED), "-q"]
     )
     ingest_s, _ = timed([*CLI, "ingest", "--config", str(demo / "sources.toml"), "--db", str(db), "-q"])
-    import duckdb
-
     with duckdb.connect(str(db), read_only=True) as con:
         signals = sum(con.execute(f"select count(*) from raw.{t}").fetchall()[0][0] for t in SIGNAL_TABLES)
         raw_rows = dict(
@@ -277,8 +280,6 @@ def build_duckdb(prepared: dict, run: Path) -> dict:
 
 def build_spark(prepared: dict, run: Path, driver_memory: str, timeout_s: float) -> dict:
     """The Spark build through a Thrift Server started for it (fresh metastore), stopped afterwards."""
-    from tests.support.spark import start_thrift_server, stop_thrift_server
-
     run.mkdir(parents=True)
     db = copy_db(Path(prepared["db"]), run / "spark.duckdb")
     spark_warehouse = run / "spark-warehouse"
@@ -323,8 +324,6 @@ def folder_mb(folder: Path) -> float:
 
 def bench_lake(prepared: dict, work: Path, repeat: int) -> dict:
     """Our full export against DuckDB's bare COPY of the same tables; then an export with nothing changed."""
-    from warehouse.raw_tables import RAW_TABLES
-
     db, base = Path(prepared["db"]), work / "lake-bench"
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)

@@ -59,7 +59,6 @@ class LoadOptions:
     blank_fields: tuple[str, ...] = ()  # e.g. user_message_snippet under --no-snippets
     on_rows: Callable[[int], None] | None = None  # progress: rows done in the last batch
     skip_unchanged: bool = True
-    extra: dict[str, str] = field(default_factory=dict)
     # the instant the run stands for (nightly's as_of, taken before its ingest): an index row found gone is
     # stamped removed at it, so that run's build, as of that instant, already counts the clear
     observed_at: datetime | None = None

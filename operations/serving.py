@@ -11,11 +11,13 @@ and engine, when data last arrived, the raw tables).
 
 The relations are the models under models/marts/ (a relation dbt no longer
 builds, left behind by a removed or renamed model, is not published). A
-mart table is copied as a table. A view is kept a view, with the very SQL
-dbt compiled for it, when every relation it reads is published too (the
-`retained_*` views of analyzer events and turn reactions read only their
-`stored_*` view: no row is copied twice); any other view is copied as a
-table of its rows.
+mart table is copied as a table. A view whose model says `meta: {serving: view}`
+(dbt_project.yml; the post-hook macros/publish/serving_view.sql writes it as
+the view's comment, SERVING_VIEW) is kept a view, with the very SQL dbt
+compiled for it: the `retained_*` views of analyzer events and turn reactions
+read only their `stored_*` view, so no row is copied twice. Any other view,
+and a flagged one whose SQL does not open in the serving file, is copied as
+a table of its rows.
 
 `publish` writes it under a temporary name beside the final one (in a new folder of unpredictable name), checkpoints
 and fsyncs it, renames it over the old one (atomic on POSIX) and fsyncs the
@@ -30,8 +32,6 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
-import json
-import re
 import shutil
 import time
 from collections.abc import Collection, Iterator
@@ -56,10 +56,8 @@ SOURCE = "published_from"
 # the new serving file, attached while it is written (warehouse.location refuses a warehouse file of that name)
 TARGET = "publishing_to"
 MARTS = Path(__file__).resolve().parents[1] / "models" / "marts"
-
-
-# the query of a CREATE VIEW statement as DuckDB stores it (duckdb_views().sql)
-VIEW_QUERY = re.compile(r"(?is)^\s*create\s+view\s+\S+\s+as\s+(?P<query>.*?);?\s*$")
+# the comment of a marts view published as a view (written by the post-hook macros/publish/serving_view.sql)
+SERVING_VIEW = "serving: view"
 
 
 @dataclass(frozen=True)
@@ -100,40 +98,13 @@ def _names(con: duckdb.DuckDBPyConnection, schema: str, source: str) -> list[str
     return [name for (name,) in rows]
 
 
-def _relations_read(con: duckdb.DuckDBPyConnection, query: str) -> set[tuple[str, str]]:
-    """(schema, name) of every relation a query reads, from DuckDB's own parse tree (CTE names carry no
-    schema: dbt qualifies every relation it compiles)."""
-    tree = json.loads(con.execute("select json_serialize_sql(?)", [query]).fetchall()[0][0])
-    if tree.get("error"):
-        raise ValueError(tree.get("error_message", "unparsable view"))
-    found: set[tuple[str, str]] = set()
-    stack: list = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if node.get("type") == "BASE_TABLE" and node.get("schema_name"):
-                found.add((node["schema_name"], node["table_name"]))
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return found
-
-
-def _views(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, tuple[str, set[tuple[str, str]] | None]]:
-    """The warehouse's marts views: name -> (CREATE VIEW statement, relations its query reads, or None when
-    the statement cannot be taken apart)."""
+def _serving_views(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
+    """The warehouse's marts views flagged to be published as views: name -> CREATE VIEW statement."""
     rows = con.execute(
-        "select view_name, sql from duckdb_views() where database_name = ? and schema_name = 'marts'", [source]
+        "select view_name, sql from duckdb_views() where database_name = ? and schema_name = 'marts' and comment = ?",
+        [source, SERVING_VIEW],
     ).fetchall()
-    views = {}
-    for name, statement in rows:
-        query = VIEW_QUERY.match(statement or "")
-        try:
-            read = _relations_read(con, query["query"]) if query else None
-        except (ValueError, duckdb.Error):
-            read = None
-        views[name] = (statement, read)
-    return views
+    return dict(rows)
 
 
 def _copy_rows(con: duckdb.DuckDBPyConnection, name: str, source: str) -> int:
@@ -153,13 +124,8 @@ def _copy(
     """The marts relations of the warehouse, catalog `source` of `con` (see the module's note), and the status
     row, into `con`'s current catalog; (relations, rows copied)."""
     names = [name for name in _names(con, "marts", source) if name in marts]
-    views = _views(con, source)
-    # a view stays a view when everything it reads is a mart, itself published (as a table or a view)
-    kept = {
-        name
-        for name, (_, read) in views.items()
-        if read and all(schema == "marts" and relation in names for schema, relation in read)
-    }
+    views = _serving_views(con, source)
+    kept = {name for name in views if name in names}
     con.execute("create schema marts")
     rows = 0
     for name in names:
@@ -170,11 +136,11 @@ def _copy(
         created = []
         for name in pending:
             try:
-                con.execute(views[name][0])
+                con.execute(views[name])
             except duckdb.CatalogException:
                 continue
             created.append(name)
-        if not created:  # cannot happen for views dbt built (their relations exist): copy the rows instead
+        if not created:  # what they read is not published (not a mart, or not in `marts`): copy the rows instead
             rows += sum(_copy_rows(con, name, source) for name in pending)
             break
         pending = [name for name in pending if name not in created]

@@ -7,10 +7,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ingest.config import SourceEntry
+from ingest.config import SourceEntry, read_config
 from ingest.line_limits import LineLimits
-from ingest.load import LoadOptions, LoadResult
+from ingest.load import LoadOptions, LoadResult, unusable_inputs
 from ingest.progress import LoadProgress
+from ingest.sources.analyzer import ingest_analyzer
+from ingest.sources.reactions import ingest_reactions
+from ingest.sources.session_feedback import ingest_session_feedback
+from ingest.sources.workspace import ingest_workspace
+from warehouse.connection import connect
 from warehouse.errors import UserError
 
 
@@ -29,11 +34,6 @@ def ingest_source(
     the reaction index to those schemas; `observed_at` is the instant the run stands for, `limits` the bounds of
     a JSON-lines line (LoadOptions)."""
     limits = limits or LineLimits()
-    from ingest.sources.analyzer import ingest_analyzer
-    from ingest.sources.reactions import ingest_reactions
-    from ingest.sources.session_feedback import ingest_session_feedback
-    from ingest.sources.workspace import ingest_workspace
-
     if section == "analyzer":
         options = LoadOptions(blank_fields=("user_message_snippet",) if no_snippets else (), limits=limits)
         return ingest_analyzer(con, [path], options, progress)
@@ -85,10 +85,6 @@ def ingest_configured_sources(db: Path, config_file: Path | None, observed_at: d
     """Every source a config file names, unattended (the nightly's ingest step, `observed_at` its as_of): each
     load is atomic and a failing source does not stop the others; returns the summary line, or raises it with
     the failures."""
-    from ingest.config import read_config
-    from ingest.load import unusable_inputs
-    from warehouse.connection import connect
-
     if config_file is None:
         return "skipped: no --config given"
     entries = read_config(config_file)

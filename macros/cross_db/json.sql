@@ -5,7 +5,7 @@
     'eval_result.overall_accuracy'; it becomes the JSONPath `$.<path>`, which
     DuckDB and Spark (get_json_object) both understand. The default
     implementations follow Spark SQL, the adapter the project grows into
-    (DESIGN.md, "Where it grows"); DuckDB gets its JSON extension's functions.
+    (docs/scale-out.md); DuckDB gets its JSON extension's functions.
 -#}
 
 {#- The value at `path` as text (null when absent or JSON null). -#}

@@ -11,7 +11,7 @@
     on Spark: read it with json_extract_scalar). A row whose JSON is null or
     empty yields no row (an inner unnest). The default implementations follow
     Spark SQL (`lateral view explode(from_json(...))`), the adapter the
-    project grows into (DESIGN.md, "Where it grows"); DuckDB gets `json_each`.
+    project grows into (docs/scale-out.md); DuckDB gets `json_each`.
 -#}
 
 {#- Entries of a JSON object: `<entry_alias>.<key_column>` (text), `<entry_alias>.<value_column>`. -#}

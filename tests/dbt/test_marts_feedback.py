@@ -1,5 +1,5 @@
 """End to end: the feedback marts (analyzer, session feedback, turn reactions) on the demo
-warehouse agree with the metric definitions of DESIGN.md recomputed here in plain Python
+warehouse agree with the metric definitions of docs/metrics.md recomputed here in plain Python
 from the raw tables, and their statistics (Wilson intervals, z-tests, p- and q-values) agree
 on every row with statsmodels (tests/dbt/test_statistics_oracle.py has the oracle).
 
@@ -317,8 +317,9 @@ def test_dimension_changes_recomputed_from_raw_events(con: duckdb.DuckDBPyConnec
 
 
 def active_reactions_from_raw(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """raw.turn_reactions up to as_of, reduced to the active ones by DESIGN.md: each user's latest reaction
-    per turn (by time, then rn) unless it is a clear; machine reactions at or above the confidence threshold."""
+    """raw.turn_reactions up to as_of, reduced to the active ones by docs/metrics.md ("Which reactions are
+    active"): each user's latest reaction per turn (by time, then rn) unless it is a clear; machine reactions at
+    or above the confidence threshold."""
     latest_user: dict[tuple[str, str, str], dict[str, Any]] = {}
     machine: list[dict[str, Any]] = []
     for reaction in rows(con, "select * from raw.turn_reactions order by ts, rn"):

@@ -5,7 +5,7 @@ UTC day differs from the local one), and rebuilt:
 
 - every analyzer-derived mart is equal row for row before and after the
   purge, at as_of and at past as_ofs whose windows lie in the archive
-  (DESIGN.md: archived events stay visible, a past as_of reproduces a past
+  (docs/metrics.md, "Common rules": archived events stay visible, a past as_of reproduces a past
   report);
 - the purge and the retention views cut at the same UTC day;
 - what the dry run says each policy would remove (Python, operations/retention.py)

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 import yaml
 
-from operations.serving import TEMPORARY_MARK, publish
+from operations.serving import SERVING_VIEW, TEMPORARY_MARK, publish
 from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail
 from warehouse.location import serving_path
 
@@ -92,6 +92,19 @@ def test_the_exposures_name_every_mart_the_dashboard_code_reads() -> None:
         for match in re.findall(r"\bmarts\.([a-z_]+)", path.read_text())
     }
     assert read and read == refs
+
+
+def test_the_exposures_name_no_source_the_dashboard_code_does_not_read() -> None:
+    """A `source(...)` in models/exposures.yml is a raw table that dashboards/ reads as `raw.<name>`; the pages
+    read the serving file, which holds no raw table (the last ingest comes from serving.publish_info)."""
+    declared = yaml.safe_load((ROOT / "models" / "exposures.yml").read_text())["exposures"]
+    sources = {item.split("'")[3] for exposure in declared for item in exposure["depends_on"] if "source(" in item}
+    read = {
+        match
+        for path in (ROOT / "dashboards").rglob("*.py")
+        for match in re.findall(r"\braw\.([a-z_]+)", path.read_text())
+    }
+    assert sources == read
 
 
 def test_a_killed_publish_leaves_the_old_serving_file(demo: DemoWarehouse, tmp_path: Path) -> None:
@@ -183,10 +196,12 @@ def test_a_build_with_the_target_left_for_mf_builds_the_warehouse(demo: DemoWare
             assert con.execute("select count(*) from marts.build_info").fetchall() == [(1,)], path
 
 
-def test_views_are_kept_over_published_marts_only_and_leftovers_stay_out(tmp_path: Path) -> None:
-    """A view over published marts (a view over it too) stays a view; one that reads another schema becomes a
-    table of its rows; a relation no marts model builds (left by a removed model, here over a dropped table) is
-    not published and does not stop the publish. Only copied rows are counted."""
+def test_flagged_views_are_kept_over_published_marts_only_and_leftovers_stay_out(tmp_path: Path) -> None:
+    """A view flagged SERVING_VIEW (the comment the post-hook writes for `meta: {serving: view}`) over published
+    marts stays a view (a flagged view over it too); a view without the flag becomes a table of its rows, even
+    over published marts; a flagged one that reads another schema too. A relation no marts model builds (left by
+    a removed model, here over a dropped table) is not published and does not stop the publish. Only copied rows
+    are counted."""
     db = tmp_path / "views.duckdb"
     with duckdb.connect(str(db)) as con:
         con.execute("create schema marts; create schema intermediate")
@@ -195,21 +210,37 @@ def test_views_are_kept_over_published_marts_only_and_leftovers_stay_out(tmp_pat
         con.execute("create table marts.base as select range as n, range % 2 = 0 as is_even from range(10)")
         con.execute("create view marts.evens as select n from marts.base where is_even")
         con.execute("create view marts.small_evens as select n from marts.evens where n < 5")
+        con.execute("create view marts.unflagged as select n from marts.base where n < 3")
         con.execute("create view marts.from_elsewhere as select n from intermediate.events")
         con.execute("create view marts.leftover as select n from intermediate.dropped")
+        for name in ("evens", "small_evens", "from_elsewhere", "leftover"):
+            con.execute(f"comment on view marts.{name} is '{SERVING_VIEW}'")
         con.execute("drop table intermediate.dropped")
-    done = publish(db, marts={"base", "evens", "small_evens", "from_elsewhere"})
-    assert (done.relations, done.rows) == (4, 10 + 5)
+    done = publish(db, marts={"base", "evens", "small_evens", "unflagged", "from_elsewhere"})
+    assert (done.relations, done.rows) == (5, 10 + 3 + 5)
     with duckdb.connect(str(serving_path(db)), read_only=True) as con:
         (catalog,) = con.execute("select current_database()").fetchall()[0]
         assert relations(con, catalog) == {
             "base": "BASE TABLE",
             "evens": "VIEW",
             "small_evens": "VIEW",
+            "unflagged": "BASE TABLE",
             "from_elsewhere": "BASE TABLE",
         }
         assert con.execute("select list(n order by n) from marts.small_evens").fetchall() == [([0, 2, 4],)]
         assert con.execute("select count(*) from marts.from_elsewhere").fetchall() == [(5,)]
+
+
+def test_the_post_hook_writes_the_flag_the_publish_reads() -> None:
+    """The comment macros/publish/serving_view.sql writes is SERVING_VIEW, every mart runs it, and the two
+    retained views read by `stored_*` alone carry the flag (the demo build above keeps them views)."""
+    macro = (ROOT / "macros" / "publish" / "serving_view.sql").read_text(encoding="utf-8")
+    assert f"is '{SERVING_VIEW}'" in macro
+    marts = yaml.safe_load((ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["models"]["feedback_analytics"]
+    assert marts["marts"]["+post-hook"] == "{{ serving_view_comment() }}"
+    retention = marts["marts"]["retention"]
+    for name in ("retained_analyzer_events", "retained_turn_reactions"):
+        assert retention[name]["+meta"] == {"serving": "view"}
 
 
 def test_a_warehouse_without_marts_publishes_nothing(tmp_path: Path) -> None:

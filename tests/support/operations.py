@@ -2,7 +2,7 @@
 
 Everything is dated relative to AS_OF, the day the purge runs "as of". A policy
 with keep_days N has its cutoff day AS_OF - N: rows dated strictly before it go,
-a row on the cutoff day stays (docs/operations.md, DESIGN.md's retention table).
+a row on the cutoff day stays (docs/operations.md, "Retention purge").
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from warehouse.raw_tables import DATA_TABLES as RAW_DATA_TABLES
 
 AS_OF = dt.date(2026, 11, 1)
 
-# The retention defaults of the issue / DESIGN.md (policy name as in seeds/retention_policies.csv).
+# The retention defaults (docs/operations.md, "Retention purge"; policy name as in seeds/retention_policies.csv).
 KEEP_DAYS = {
     "session_feedback": 180,
     "analyzer_events_archive": 90,

@@ -4,7 +4,7 @@
 -- replays count as pass or fail (int_evals__replay_outcomes); the latest
 -- finished replay decides the cell, `previous_*` is the finished one before
 -- it, and the flaky window holds the last `flaky_window` finished replays
--- (var, default 5). A flip is a pair of consecutive finished replays of the
+-- (var, dbt_project.yml). A flip is a pair of consecutive finished replays of the
 -- window with different outcomes. cell_status, first match wins:
 --   1. pending: the cell has no finished replay yet, only pending ones;
 --   2. flaky: at least two flips in the window;

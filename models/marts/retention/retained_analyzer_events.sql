@@ -1,9 +1,9 @@
 -- Analyzer events the retention policies still keep as of the report instant
 -- (one row per event_id, at or before as_of): policy `analyzer_events`
--- deletes events invoked before as_of minus keep_days (365 by default);
+-- deletes events invoked before as_of minus keep_days (seed retention_policies);
 -- an undated event (no invocation time) is dated by when it was loaded.
 -- storage_tier says where a kept event lives: `active` (the last keep_days
--- of policy `analyzer_events_archive`, 90 by default) or `archive` (moved
+-- of policy `analyzer_events_archive`) or `archive` (moved
 -- to the Parquet archive, still counted by the metrics). The rows of
 -- stored_analyzer_events that it marks is_retained: the rule is written
 -- there, once.

@@ -1,6 +1,6 @@
 -- Eval runs the retention policy still keeps as of the report instant:
--- policy `eval_runs` deletes runs started before as_of minus keep_days (365
--- by default). Runs after as_of are not shown either.
+-- policy `eval_runs` deletes runs started before as_of minus keep_days (seed
+-- retention_policies). Runs after as_of are not shown either.
 
 with eval_runs as (
     select * from {{ ref('stg_workspace__eval_runs') }}

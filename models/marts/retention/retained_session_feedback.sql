@@ -1,8 +1,8 @@
 -- Session feedback records the retention policy still keeps as of the report
--- instant (policy `session_feedback` of the seed retention_policies, 180
--- days by default): recorded_date on or after the cutoff date = as-of date
--- minus keep_days; a record dated strictly before it is what the next purge
--- deletes (the upstream rule). Records after as_of are not shown either.
+-- instant (policy `session_feedback` of the seed retention_policies):
+-- recorded_date on or after the cutoff date = as-of date minus keep_days;
+-- a record dated strictly before it is what the next purge deletes (the
+-- upstream rule). Records after as_of are not shown either.
 
 with records as (
     select * from {{ ref('stg_session_feedback__records') }}

@@ -1,7 +1,7 @@
 -- Turn reaction artifacts (all of them, replaced and cleared ones too, as
 -- the raw table holds them) the retention policy still keeps as of the
 -- report instant: policy `turn_reactions` deletes reactions given before
--- as_of minus keep_days (365 by default). Reactions after as_of are not
+-- as_of minus keep_days (seed retention_policies). Reactions after as_of are not
 -- shown either. The rows of stored_turn_reactions that it marks
 -- is_retained: the rule is written there, once.
 

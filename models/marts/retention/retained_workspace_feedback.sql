@@ -1,6 +1,6 @@
 -- Workspace feedback rows the retention policy still keeps as of the report
 -- instant: policy `workspace_feedback` deletes rows created before as_of
--- minus keep_days (365 by default). Rows after as_of are not shown either.
+-- minus keep_days (seed retention_policies). Rows after as_of are not shown either.
 
 with feedback as (
     select * from {{ ref('stg_workspace__feedback') }}

@@ -3,7 +3,7 @@
 -- - golden sessions (policy `golden_sessions`, action never): always, whatever
 --   their age, also when they are replays that were promoted;
 -- - eval replays (policy `replay_sessions`): created at or after as_of minus
---   keep_days (365 by default);
+--   keep_days (seed retention_policies);
 -- - every other session: no policy applies, so it is kept (retention_policy
 --   null).
 

@@ -1,5 +1,5 @@
--- Every feedback signal of every source on one shape (DESIGN.md, "Mart
--- contracts"): one row per signal at or before the report instant, its
+-- Every feedback signal of every source on one shape (docs/metrics.md,
+-- "Unified feedback signals"): one row per signal at or before the report instant, its
 -- source label mapped to the common rating (positive / negative / neutral /
 -- skip) by the seed feedback_label_ratings. A label the seed does not map
 -- keeps a null rating (the not_null test on rating fails the build: add the
