@@ -150,6 +150,22 @@ def test_a_4xx_is_not_retried() -> None:
     assert len(second.attempts) == 3 and len(receiver.requests) == 4 and report.failed == 2
 
 
+def test_429_means_later_and_is_retried() -> None:
+    with http_receiver("429", "200") as receiver:
+        report = deliver([note()], webhook(receiver.url), log=LOG)
+    assert [(a.outcome, a.http_status) for a in report.deliveries[0].attempts] == [
+        ("retrying", 429),
+        ("delivered", 200),
+    ]
+
+
+def test_a_redirect_is_not_followed() -> None:
+    with http_receiver("302", "200") as receiver:
+        report = deliver([note()], webhook(receiver.url), log=LOG)
+    assert [(a.outcome, a.http_status) for a in report.deliveries[0].attempts] == [("failed", 302)]
+    assert [request.path for request in receiver.requests] == ["/services/T000/B000/s3cr3t-t0ken"]  # nothing else
+
+
 def test_a_stalled_receiver_is_cut_off_by_the_time_limit() -> None:
     timeout, retries, backoff = 0.3, 1, 0.05
     with http_receiver("stall", stall_seconds=10) as receiver:

@@ -1,7 +1,7 @@
 """Real receivers on loopback for the alert delivery tests: an HTTP server and an SMTP server (aiosmtpd).
 
 The HTTP server records every request and answers from a script: "200",
-"500", "404", "stall" (wait longer than the client's time limit, then 200);
+"500", "404", "429", "302" (to /elsewhere), "stall" (wait longer than the client's time limit, then 200);
 when the script runs out it repeats its last entry. The SMTP server requires
 STARTTLS with a self-signed certificate made here and AUTH, and records each
 message with its envelope.
@@ -64,6 +64,8 @@ def http_receiver(*script: str, stall_seconds: float = 5.0) -> Iterator[HttpRece
             try:
                 self.send_response(int(answer))
                 self.send_header("Content-Type", "text/plain")
+                if answer.startswith("3"):
+                    self.send_header("Location", "/elsewhere")
                 self.end_headers()
                 # like many servers, an error echoes the path: a webhook's path is its token
                 self.wfile.write(b"ok" if answer == "200" else f"no_service for {self.path}".encode())
