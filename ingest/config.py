@@ -38,7 +38,7 @@ from warehouse.errors import UserError
 
 SECTIONS = ("analyzer", "session_feedback", "reactions", "workspace")
 KEYS = {"path", "postgres_dsn_env", "no_snippets", "schemas"}
-SETTINGS = ("purge", "limits")  # purge: read by operations (operations/retention.py)
+SETTINGS = ("purge", "limits", "alerts")  # purge: operations/retention.py; alerts: operations/alerts (delivery)
 LIMIT_KEYS = {"max_line_bytes": 1024, "max_depth": 1}  # the least value of each
 
 

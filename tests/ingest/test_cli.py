@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from ingest.config import read_config
 from tests.support.ingest import (
     analyzer_event,
     cli_env,
@@ -441,3 +442,11 @@ def test_python_m_ingest_still_runs_the_command_line(tmp_path: Path) -> None:
         check=False,
     )
     assert refused.returncode == 1 and refused.stderr.startswith("error: warehouse file name 'raw.duckdb' clashes")
+
+
+def test_config_with_an_alerts_section_still_loads_its_sources(tmp_path: Path) -> None:
+    """The nightly's config file carries `[alerts]` (operations/alerts) beside the sources: ingest skips it."""
+    (tmp_path / "feedback.jsonl").write_text("")
+    config = tmp_path / "sources.toml"
+    config.write_text('[alerts]\nwebhook_url_env = "ALERTS_WEBHOOK_URL"\n\n[[analyzer]]\npath = "feedback.jsonl"\n')
+    assert [entry.section for entry in read_config(config)] == ["analyzer"]
