@@ -58,8 +58,8 @@ def test_a_renamed_or_retyped_mart_column_fails_the_build(tmp_path: Path) -> Non
     assert "as dbt_version" in sql and "as trend_significance_level" in sql
     sql = sql.replace("as dbt_version", "as dbt_release")
     sql = sql.replace(
-        "cast({{ var('trend_significance_level') }} as {{ dbt.type_float() }})",
-        "cast({{ var('trend_significance_level') }} as {{ dbt.type_string() }})",
+        "{{ var('trend_significance_level') }} as {{ dbt.type_float() }}",
+        "{{ var('trend_significance_level') }} as {{ dbt.type_string() }}",
     )
     model.write_text(sql)
     warehouse = _warehouse(tmp_path)

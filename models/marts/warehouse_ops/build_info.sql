@@ -16,7 +16,9 @@ with this_build as (
         {{ as_of_timestamp() }} as as_of_at,
         '{{ dbt_version }}' as dbt_version,
         '{{ var('all_members_key') }}' as all_members_key,
-        cast({{ var('trend_significance_level') }} as {{ dbt.type_float() }}) as trend_significance_level
+        cast(
+            {{ var('trend_significance_level') }} as {{ dbt.type_float() }}
+        ) as trend_significance_level
 )
 
 select * from this_build
