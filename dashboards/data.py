@@ -277,6 +277,10 @@ class WarehouseStatus:
     retention_cutoffs: tuple[tuple[str, dt.date | None], ...] = ()
     # a newer build than the published one exists (warehouse/build_record.py): what to say, else ""
     unpublished: str = ""
+    # vars of the build the pages must agree with (marts.build_info): the tenant/project filter value of a rollup
+    # over all of them (var all_members_key), the level a q-value is significant below (trend_significance_level)
+    all_members_key: str = ""
+    trend_significance_level: float | None = None
 
     @property
     def ready(self) -> bool:
@@ -329,7 +333,10 @@ def status() -> WarehouseStatus:
         last_loaded_at = _timestamp(info["last_loaded_at"].iloc[0])
         # a serving file of an older version names no build
         published_build = info["build_id"].iloc[0] if "build_id" in info.columns else None
-        build = session.df("select built_at, as_of_at from marts.build_info order by built_at desc limit 1")
+        build = session.df(
+            "select built_at, as_of_at, all_members_key, trend_significance_level "
+            "from marts.build_info order by built_at desc limit 1"
+        )
         # the first day of session feedback; a scope without it (tenantless): its tenants' first signal
         signals = "(select min(signal_date) from marts.feedback_signals_daily)"
         first = session.df(
@@ -374,6 +381,8 @@ def status() -> WarehouseStatus:
             for policy, cutoff in cutoffs.itertuples(index=False)
         ),
         unpublished=_unpublished(published_build if isinstance(published_build, str) else None),
+        all_members_key="" if build.empty else str(build["all_members_key"].iloc[0]),
+        trend_significance_level=None if build.empty else float(build["trend_significance_level"].iloc[0]),
     )
 
 

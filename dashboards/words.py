@@ -36,10 +36,21 @@ P_VALUE_HELP = (
     "p-value: the chance of a change at least this large if nothing had really changed (two-proportion z-test). "
     "Small is evidence of a real change."
 )
-Q_VALUE_HELP = (
-    "q-value: the p-value adjusted for testing many rows at once (Benjamini-Hochberg): among rows with q below "
-    "0.05, at most 5% are expected to be chance. A row is significant when its q-value is below the level."
-)
+
+
+def q_value_help(level: float | None) -> str:
+    """What a q-value is, at the significance level the marts were built with (var trend_significance_level, as
+    marts.build_info serves it; None: a build that did not say)."""
+    if level is None:
+        return (
+            "q-value: the p-value adjusted for testing many rows at once (Benjamini-Hochberg). A row is "
+            "significant when its q-value is at or below the build's significance level."
+        )
+    return (
+        "q-value: the p-value adjusted for testing many rows at once (Benjamini-Hochberg): among rows with q at or "
+        f"below {level:g}, at most {level:.0%} are expected to be chance. A row is significant when its q-value is "
+        "at or below that level."
+    )
 
 
 def _missing(*values: object) -> bool:

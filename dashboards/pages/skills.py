@@ -114,6 +114,7 @@ except data.WarehouseUnavailable as exc:
 # The windows the marts were built with (vars correction_lookback_days and trend_window_days of that build).
 lookback = days(build_window(rates, "correction_lookback_days"), "the lookback window")
 recent_window = days(build_window(trends, "trend_window_days"), "the recent window")
+q_help = words.q_value_help(status.trend_significance_level)  # the level of that build (var, via build_info)
 layout.scope(
     f,
     f"Each section's title states its window (as of {as_of}); only the weekly chart and the events of the last "
@@ -148,7 +149,7 @@ with layout.section("Got significantly worse"):
             st.markdown(
                 f"**{words.count(len(worse))}** of {words.count(tested)} skill x dimension cells tested got "
                 "significantly worse:\n\n" + "\n".join(worsening_line(row) for row in worse.itertuples()),
-                help=words.Q_VALUE_HELP,
+                help=q_help,
             )
 
 st.subheader(f"Correction-rate ranking: last {lookback}")
@@ -263,8 +264,8 @@ with layout.section("Trends"):
                 "recent_sample": st.column_config.NumberColumn("Invocations, last", format="localized"),
                 "prior_sample": st.column_config.NumberColumn("Invocations, before", format="localized"),
                 "p_value": st.column_config.TextColumn("p-value", help=words.P_VALUE_HELP),
-                "q_value": st.column_config.TextColumn("q-value", help=words.Q_VALUE_HELP),
-                "is_significant": st.column_config.CheckboxColumn("Significant", help=words.Q_VALUE_HELP),
+                "q_value": st.column_config.TextColumn("q-value", help=q_help),
+                "is_significant": st.column_config.CheckboxColumn("Significant", help=q_help),
             },
         )
 

@@ -48,5 +48,5 @@ def source_freshness(as_of: dt.date, tenant: str | None) -> pd.DataFrame:
         where as_of_date = $as_of and tenant_filter = $tenant_filter
         order by source_system
         """,
-        {"as_of": as_of, "tenant_filter": tenant or scope.ALL_MEMBERS},
+        {"as_of": as_of, "tenant_filter": tenant or scope.all_members()},
     )

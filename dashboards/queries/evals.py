@@ -7,7 +7,7 @@ import datetime as dt
 import pandas as pd
 
 from dashboards.data import _cached, _query
-from dashboards.queries.scope import ALL_MEMBERS, floor
+from dashboards.queries.scope import all_members, floor
 
 
 @_cached
@@ -133,7 +133,7 @@ def eval_trend(start: dt.date, end: dt.date, retained: bool, tenant: str | None)
             "start": start,
             "end": end,
             "floor": floor("replay_sessions", retained),
-            "tenant_filter": tenant or ALL_MEMBERS,
+            "tenant_filter": tenant or all_members(),
         },
     )
 

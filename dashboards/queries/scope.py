@@ -6,9 +6,9 @@ slices itself are cut at `floor(policy, retained)`, the first day the policy kee
 same cutoff as the retained_* views, from retention_policy_windows).
 
 The tenant and project filters: marts that precompute every filter value hold a tenant key
-or ALL_MEMBERS (var all_members_key: every tenant); `scope_clause` picks the rows of a
+or all_members() (var all_members_key: every tenant); `scope_clause` picks the rows of a
 filter, and a metric without a tenant (or project) answers every tenant with its
-ALL_MEMBERS row.
+all_members() row.
 """
 
 from __future__ import annotations
@@ -19,9 +19,13 @@ from typing import Any
 
 from dashboards import data
 
-# dbt var all_members_key: the tenant_filter / project_filter value of a rollup over every tenant or project; its
-# control character makes it a value no source can produce (ingest quarantines such a tenant or project)
-ALL_MEMBERS = "\x1f(all)"
+
+def all_members() -> str:
+    """The tenant_filter / project_filter value of a rollup over every tenant or project: dbt's var
+    all_members_key of the build the marts come from (marts.build_info), so a change of the var reaches the
+    filters with the marts built by it."""
+    return data.status().all_members_key
+
 
 # Which retention policy (seed retention_policies) governs each source of feedback_signals_daily.
 SIGNAL_SOURCE_POLICIES = {
@@ -40,11 +44,8 @@ SCOPE_CLAUSE = """
 
 def scope_params(tenant: str | None, project: str | None) -> dict[str, Any]:
     """The parameters of SCOPE_CLAUSE: no tenant (project) chosen is the rollup over all of them."""
-    return {
-        "tenant_filter": tenant or ALL_MEMBERS,
-        "project_filter": project or ALL_MEMBERS,
-        "all_members": ALL_MEMBERS,
-    }
+    everyone = all_members()
+    return {"tenant_filter": tenant or everyone, "project_filter": project or everyone, "all_members": everyone}
 
 
 def tenants() -> dict[str, str]:

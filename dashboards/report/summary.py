@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboards import words
+from dashboards import data, words
 from dashboards.queries import evals as eval_queries
 from dashboards.queries import overview
 from dashboards.queries import skills as skill_queries
@@ -177,7 +177,7 @@ def summary(report: Builder, ctx: Context) -> None:
         "percentage points (pp); each interval is 95%. "
         + escape(words.P_VALUE_HELP)
         + " "
-        + escape(words.Q_VALUE_HELP)
+        + escape(words.q_value_help(data.status().trend_significance_level))
         + "</p></div>"
     )
 

@@ -19,13 +19,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboards import words
-from dashboards.queries.scope import ALL_MEMBERS
 from tests.support.dashboard import (
     LOAD_TIMEOUT_MS,
     PAGES,
     DashboardPage,
     DashboardServer,
     DemoWarehouse,
+    all_members_key,
     assert_no_exception,
     chromium,
     run_page,
@@ -78,7 +78,8 @@ def shown(app: AppTest) -> str:
     return "\n".join(parts)
 
 
-def period_rate(demo: DemoWarehouse, metric: str, tenant_filter: str = ALL_MEMBERS) -> tuple[float, int]:
+def period_rate(demo: DemoWarehouse, metric: str, tenant_filter: str | None = None) -> tuple[float, int]:
+    everyone = all_members_key(demo.db)
     with duckdb.connect(str(demo.db), read_only=True) as con:
         return con.execute(
             """
@@ -86,7 +87,7 @@ def period_rate(demo: DemoWarehouse, metric: str, tenant_filter: str = ALL_MEMBE
             where as_of_date = $as_of and period_days = $period and is_retention_filtered and segment_type = 'all'
               and metric = $metric and tenant_filter = $tenant and project_filter = $all
             """,
-            {"as_of": AS_OF, "period": PERIOD, "metric": metric, "tenant": tenant_filter, "all": ALL_MEMBERS},
+            {"as_of": AS_OF, "period": PERIOD, "metric": metric, "tenant": tenant_filter or everyone, "all": everyone},
         ).fetchone()
 
 
@@ -162,7 +163,7 @@ def test_movers_name_agent_configs_golden_sets_and_tenants(on_demo: DemoWarehous
             from segments
             join names on segments.segment = names.golden_set || ' / agent ' || substr(names.agent_id, 1, 8)
             """,
-            {"as_of": AS_OF, "period": PERIOD, "all": ALL_MEMBERS},
+            {"as_of": AS_OF, "period": PERIOD, "all": all_members_key(on_demo.db)},
         ).fetchall()
     assert expected, "the demo has a significant eval mover"
     for segment, label, golden_set, tenant_name in expected:

@@ -10,8 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dashboards.queries.scope import ALL_MEMBERS
-from tests.support.dashboard import DemoWarehouse, chromium, copy_warehouse
+from tests.support.dashboard import DemoWarehouse, all_members_key, chromium, copy_warehouse
 from tests.support.ingest import cli_env, run_cli
 from warehouse.location import serving_path
 
@@ -116,7 +115,7 @@ def test_the_headline_numbers_are_the_marts(browser, weekly: tuple[Path, int], d
             where as_of_date = date '2026-11-01' and period_days = 7 and is_retention_filtered
               and segment_type = 'all' and tenant_filter = $all and project_filter = $all
             """,
-            {"all": ALL_MEMBERS},
+            {"all": all_members_key(demo.db)},
         ).fetchall()
     labels = {
         "session_positive_rate": "Session positive rate",

@@ -17,8 +17,7 @@ import pytest
 
 from dashboards import words
 from dashboards.filters import DEFAULT_PERIOD
-from dashboards.queries.scope import ALL_MEMBERS
-from tests.support.dashboard import AS_OF, DemoWarehouse, chromium, copy_warehouse
+from tests.support.dashboard import AS_OF, DemoWarehouse, all_members_key, chromium, copy_warehouse
 from tests.support.ingest import cli_env, run_cli
 from warehouse.location import serving_path
 
@@ -194,7 +193,7 @@ def test_a_tenant_report_shows_no_number_of_every_tenant(browser, demo: DemoWare
            where as_of_date = $day and period_days = 30 and is_retention_filtered and segment_type = 'all'
              and tenant_filter = $all and project_filter = $all
              and metric in ('session_positive_rate', 'correction_rate')""",
-        {"day": AS_OF, "all": ALL_MEMBERS},
+        {"day": AS_OF, "all": all_members_key(demo.db)},
     )
     assert len(everyone) == 2
     for metric, rate, trials in everyone:

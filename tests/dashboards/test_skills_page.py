@@ -95,7 +95,7 @@ def test_the_page_leads_with_the_significant_worsenings_of_the_mart(use_warehous
     assert app.subheader[0].value == "Got significantly worse: last 30 days vs the 30 days before"
     lead = next(markdown for markdown in app.markdown if "got significantly worse" in markdown.value)
     assert lead.value.startswith(f"**{words.count(len(worse))}** of {words.count(tested)} skill x dimension cells")
-    assert lead.proto.help == words.Q_VALUE_HELP
+    assert lead.proto.help == words.q_value_help(0.05)
     lines = [line for line in lead.value.splitlines() if line.startswith("- ")]
     assert len(lines) == len(worse)
     for line, row in zip(lines, worse, strict=True):
@@ -152,7 +152,7 @@ def test_titles_state_their_windows_and_the_page_speaks_in_words(use_warehouse, 
     assert heatmap["data"][0]["colorbar"]["ticksuffix"] == " pp"
     table = next(frame for frame in app.dataframe if "q_value" in frame.value.columns)
     config = json.loads(table.proto.columns)
-    assert config["p_value"]["help"] == words.P_VALUE_HELP and config["q_value"]["help"] == words.Q_VALUE_HELP
+    assert config["p_value"]["help"] == words.P_VALUE_HELP and config["q_value"]["help"] == words.q_value_help(0.05)
     assert all(value.endswith(" pp") or value == words.MISSING for value in table.value["change"])
     assert list(table.value.columns[:2]) == ["skill_id", "change"], "the key numbers first (phone width)"
 

@@ -18,7 +18,6 @@ import duckdb
 import pytest
 import yaml
 
-from dashboards.queries.scope import ALL_MEMBERS
 from tests.support.ingest import workspace_feedback, write_jsonl
 from tests.support.kdcube import Platform, index_schema
 from tests.support.operations import ok, ops_env, run_ops
@@ -78,11 +77,13 @@ def _read(db: Path, sql: str, params: list[Any] | None = None) -> list[tuple]:
         return con.execute(sql, params or []).fetchall()
 
 
-def test_the_dashboard_reads_the_key_the_marts_are_built_with() -> None:
-    """scope.ALL_MEMBERS mirrors the dbt var, and holds a control character (what no source can send)."""
+def test_the_dashboard_reads_the_key_the_marts_are_built_with(built: dict[str, Any]) -> None:
+    """build_info serves the dbt var to the dashboard, and it holds a control character (what no source can send)."""
+    ok(built["build"])
     project = yaml.safe_load((Path(__file__).resolve().parents[2] / "dbt_project.yml").read_text())
-    assert project["vars"]["all_members_key"] == ALL_MEMBERS == KEY
-    assert any(ord(c) < 32 for c in ALL_MEMBERS)
+    assert _read(built["serving"], "select all_members_key from marts.build_info") == [(KEY,)]
+    assert project["vars"]["all_members_key"] == KEY
+    assert any(ord(c) < 32 for c in KEY)
 
 
 def test_a_tenant_named_all_is_counted_once_and_the_rollup_is_right(built: dict[str, Any]) -> None:
@@ -97,7 +98,7 @@ def test_a_tenant_named_all_is_counted_once_and_the_rollup_is_right(built: dict[
         order by all
         """,
     )
-    everyone = ALL_MEMBERS
+    everyone = KEY
     expected = sorted(
         [
             ("(all)", "docs", 1, 2),  # the tenant named (all): its own rows, once

@@ -127,6 +127,12 @@ class DemoWarehouse:
         return {**os.environ, "FEEDBACK_DB": str(db or self.db), "DBT_TARGET_PATH": str(self.dbt_target)}
 
 
+def all_members_key(db: Path) -> str:
+    """The key of the rollup over every tenant or project that `db`'s marts were built with (marts.build_info)."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute("select all_members_key from marts.build_info").fetchone()[0]
+
+
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = BUILD_TIMEOUT_S) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "cli", *args],
