@@ -5,7 +5,7 @@
 -- leaves it out, skill_correction_rates counts it apart.
 
 with events as (
-    select * from {{ ref('int_analyzer__events_deduplicated') }}
+    select * from {{ ref('int_analyzer__events_as_of') }}
 ),
 
 outcome_weights as (
