@@ -12,7 +12,7 @@
 -- ranked again among the copies left.
 -- A nightly build therefore reads the new loads' events, not the history,
 -- and equals a --full-refresh build of the same data.
--- int_analyzer__events_deduplicated cuts it at the report instant.
+-- int_analyzer__events_as_of cuts it at the report instant.
 {%- set event_columns = [
     'event_id',
     'invoked_at',

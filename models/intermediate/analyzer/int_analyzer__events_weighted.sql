@@ -1,11 +1,12 @@
--- Deduplicated analyzer events with their correction weight from the seed
--- analyzer_outcome_weights (correction 1, partial 0.5, acceptance 0): the
--- numerator of every correction rate is the sum of these weights.
+-- The analyzer events as of the report instant with their correction weight
+-- from the seed analyzer_outcome_weights (correction 1, partial 0.5,
+-- acceptance 0): the numerator of every correction rate is the sum of these
+-- weights.
 -- An undated event (invoked_at null) is here too: every windowed metric
 -- leaves it out, skill_correction_rates counts it apart.
 
 with events as (
-    select * from {{ ref('int_analyzer__events_deduplicated') }}
+    select * from {{ ref('int_analyzer__events_as_of') }}
 ),
 
 outcome_weights as (

@@ -6,7 +6,7 @@
 --   latest reaction per turn unless cleared, machine reactions at or above
 --   the confidence threshold), about conversation_id/turn_id;
 -- - analyzer: an implicit outcome mined from a coding-agent session
---   (int_analyzer__events_deduplicated, one per event_id), about the skill;
+--   (int_analyzer__events_as_of, one per event_id), about the skill;
 --   an undated event (no invocation time) is no signal;
 -- - workspace: a workspace feedback row (int_workspace__feedback_as_of),
 --   about its session, else its entity, else its agent; `session` rows are
@@ -29,7 +29,7 @@ active_reactions as (
 ),
 
 analyzer_events as (
-    select * from {{ ref('int_analyzer__events_deduplicated') }}
+    select * from {{ ref('int_analyzer__events_as_of') }}
 ),
 
 workspace_feedback as (

@@ -12,35 +12,32 @@
 
 {%- set lookback_days = var('correction_lookback_days') %}
 
-with events as (
-    select * from {{ ref('int_analyzer__events_weighted') }}
+with skill_events as (
+    select * from {{ ref('int_analyzer__skill_events_daily') }}
 ),
 
 skills as (
     select
         skill_id,
-        max(invoked_at) as last_invoked_at,
-        count(case when invoked_at is null then 1 end) as undated_events
-    from events
+        max(last_invoked_at) as last_invoked_at,
+        cast(
+            sum(case when invoked_date is null then invocations else 0 end)
+            as {{ dbt.type_bigint() }}
+        ) as undated_events
+    from skill_events
     group by skill_id
-),
-
-events_in_lookback as (
-    select * from events
-    where
-        invoked_at is not null
-        and invoked_at >= {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }}
 ),
 
 counts_per_skill as (
     select
         skill_id,
-        count(*) as sample_size,
-        count(case when is_correction then 1 end) as corrections,
-        count(case when is_partial then 1 end) as partials,
-        count(case when is_acceptance then 1 end) as acceptances,
-        sum(correction_weight) as weighted_corrections
-    from events_in_lookback
+        cast(sum(invocations) as {{ dbt.type_bigint() }}) as sample_size,
+        cast(sum(corrections) as {{ dbt.type_bigint() }}) as corrections,
+        cast(sum(partials) as {{ dbt.type_bigint() }}) as partials,
+        cast(sum(acceptances) as {{ dbt.type_bigint() }}) as acceptances,
+        sum(weighted_corrections) as weighted_corrections
+    from skill_events
+    where is_in_lookback_window
     group by skill_id
 ),
 

@@ -17,34 +17,32 @@
 {%- set stable_band = var('trend_stable_band', 0.05) %}
 {%- set significance_level = var('trend_significance_level', 0.05) %}
 
-with events as (
-    select * from {{ ref('int_analyzer__events_weighted') }}
+with skill_events as (
+    select * from {{ ref('int_analyzer__skill_events_daily') }}
 ),
 
 skills as (
     select distinct skill_id
-    from events
-),
-
-events_in_trend_windows as (
-    select
-        skill_id,
-        correction_weight,
-        invoked_at >= {{ dbt.dateadd('day', -window_days, as_of_timestamp()) }} as is_recent
-    from events
-    where
-        invoked_at is not null
-        and invoked_at >= {{ dbt.dateadd('day', -2 * window_days, as_of_timestamp()) }}
+    from skill_events
 ),
 
 counts_per_skill as (
     select
         skill_id,
-        count(case when is_recent then 1 end) as recent_sample,
-        sum(case when is_recent then correction_weight else 0 end) as recent_weighted_corrections,
-        count(case when not is_recent then 1 end) as prior_sample,
-        sum(case when not is_recent then correction_weight else 0 end) as prior_weighted_corrections
-    from events_in_trend_windows
+        cast(
+            sum(case when is_in_recent_window then invocations else 0 end)
+            as {{ dbt.type_bigint() }}
+        ) as recent_sample,
+        sum(case when is_in_recent_window then weighted_corrections else 0 end)
+            as recent_weighted_corrections,
+        cast(
+            sum(case when is_in_prior_window then invocations else 0 end)
+            as {{ dbt.type_bigint() }}
+        ) as prior_sample,
+        sum(case when is_in_prior_window then weighted_corrections else 0 end)
+            as prior_weighted_corrections
+    from skill_events
+    where is_in_recent_window or is_in_prior_window
     group by skill_id
 ),
 

@@ -6,33 +6,22 @@
 -- false for the week that as_of cuts short, Sunday afternoon included.
 -- Undated events (no invocation time) belong to no week and are left out.
 
-with events as (
-    select * from {{ ref('int_analyzer__events_weighted') }}
-),
-
-events_by_week as (
-    select
-        cast({{ dbt.date_trunc('week', 'invoked_at') }} as date) as week_start,
-        skill_id,
-        is_correction,
-        is_partial,
-        is_acceptance,
-        correction_weight
-    from events
-    where invoked_at is not null
+with skill_events as (
+    select * from {{ ref('int_analyzer__skill_events_daily') }}
 ),
 
 counts_per_week as (
     select
-        week_start,
+        cast({{ dbt.date_trunc('week', 'invoked_date') }} as date) as week_start,
         skill_id,
-        count(*) as sample_size,
-        count(case when is_correction then 1 end) as corrections,
-        count(case when is_partial then 1 end) as partials,
-        count(case when is_acceptance then 1 end) as acceptances,
-        sum(correction_weight) as weighted_corrections
-    from events_by_week
-    group by week_start, skill_id
+        cast(sum(invocations) as {{ dbt.type_bigint() }}) as sample_size,
+        cast(sum(corrections) as {{ dbt.type_bigint() }}) as corrections,
+        cast(sum(partials) as {{ dbt.type_bigint() }}) as partials,
+        cast(sum(acceptances) as {{ dbt.type_bigint() }}) as acceptances,
+        sum(weighted_corrections) as weighted_corrections
+    from skill_events
+    where invoked_date is not null
+    group by {{ dbt.date_trunc('week', 'invoked_date') }}, skill_id
 ),
 
 rates as (

@@ -31,27 +31,26 @@
 {%- set prior_starts_at_midnight =
     prior_start_at ~ ' = cast(cast(' ~ prior_start_at ~ ' as date) as ' ~ timestamp_type ~ ')' %}
 
-with events as (
-    select * from {{ ref('int_analyzer__events_weighted') }}
+with skill_events as (
+    select * from {{ ref('int_analyzer__skill_events_daily') }}
 ),
 
 events_in_trend_windows as (
-    select
-        skill_id,
-        dimension_hint,
-        is_correction or is_partial as is_correction_or_partial,
-        invoked_at >= {{ recent_start_at }} as is_recent
-    from events
-    where
-        invoked_at is not null
-        and invoked_at >= {{ prior_start_at }}
+    select * from skill_events
+    where is_in_recent_window or is_in_prior_window
 ),
 
 invocations_per_skill as (
     select
         skill_id,
-        count(case when is_recent then 1 end) as recent_invocations,
-        count(case when not is_recent then 1 end) as prior_invocations
+        cast(
+            sum(case when is_in_recent_window then invocations else 0 end)
+            as {{ dbt.type_bigint() }}
+        ) as recent_invocations,
+        cast(
+            sum(case when is_in_prior_window then invocations else 0 end)
+            as {{ dbt.type_bigint() }}
+        ) as prior_invocations
     from events_in_trend_windows
     group by skill_id
 ),
@@ -59,12 +58,19 @@ invocations_per_skill as (
 events_per_dimension as (
     select
         skill_id,
-        dimension_hint as dimension,
-        count(case when is_recent then 1 end) as recent_events,
-        count(case when not is_recent then 1 end) as prior_events
+        dimension,
+        cast(
+            sum(case when is_in_recent_window then corrections + partials else 0 end)
+            as {{ dbt.type_bigint() }}
+        ) as recent_events,
+        cast(
+            sum(case when is_in_prior_window then corrections + partials else 0 end)
+            as {{ dbt.type_bigint() }}
+        ) as prior_events
     from events_in_trend_windows
-    where is_correction_or_partial and dimension_hint is not null
-    group by skill_id, dimension_hint
+    where dimension is not null
+    group by skill_id, dimension
+    having sum(corrections + partials) > 0
 ),
 
 cells as (

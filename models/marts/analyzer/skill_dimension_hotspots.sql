@@ -7,28 +7,23 @@
 
 {%- set lookback_days = var('correction_lookback_days') %}
 
-with events as (
-    select * from {{ ref('int_analyzer__events_weighted') }}
-),
-
-attributed_corrections as (
-    select * from events
-    where
-        invoked_at is not null
-        and invoked_at >= {{ dbt.dateadd('day', -lookback_days, as_of_timestamp()) }}
-        and (is_correction or is_partial)
-        and dimension_hint is not null
+with skill_events as (
+    select * from {{ ref('int_analyzer__skill_events_daily') }}
 ),
 
 counts_per_dimension as (
     select
         skill_id,
-        dimension_hint as dimension,
-        count(*) as occurrences,
-        count(case when is_correction then 1 end) as corrections,
-        count(case when is_partial then 1 end) as partials
-    from attributed_corrections
-    group by skill_id, dimension_hint
+        dimension,
+        cast(sum(corrections + partials) as {{ dbt.type_bigint() }}) as occurrences,
+        cast(sum(corrections) as {{ dbt.type_bigint() }}) as corrections,
+        cast(sum(partials) as {{ dbt.type_bigint() }}) as partials
+    from skill_events
+    where
+        is_in_lookback_window
+        and dimension is not null
+    group by skill_id, dimension
+    having sum(corrections + partials) > 0
 ),
 
 shares as (

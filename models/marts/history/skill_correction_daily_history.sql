@@ -11,22 +11,22 @@
     )
 }}
 
-with events as (
-    select * from {{ ref('int_analyzer__events_weighted') }}
+with skill_events as (
+    select * from {{ ref('int_analyzer__skill_events_daily') }}
 ),
 
 counts as (
     select
-        cast(invoked_at as date) as invoked_date,
+        invoked_date,
         skill_id,
-        count(case when is_correction then 1 end) as corrections,
-        count(case when is_partial then 1 end) as partials,
-        count(case when is_acceptance then 1 end) as acceptances,
-        count(*) as sample_size,
-        sum(correction_weight) as weighted_corrections
-    from events
-    where invoked_at is not null
-    group by cast(invoked_at as date), skill_id
+        cast(sum(corrections) as {{ dbt.type_bigint() }}) as corrections,
+        cast(sum(partials) as {{ dbt.type_bigint() }}) as partials,
+        cast(sum(acceptances) as {{ dbt.type_bigint() }}) as acceptances,
+        cast(sum(invocations) as {{ dbt.type_bigint() }}) as sample_size,
+        sum(weighted_corrections) as weighted_corrections
+    from skill_events
+    where invoked_date is not null
+    group by invoked_date, skill_id
 ),
 
 rates as (

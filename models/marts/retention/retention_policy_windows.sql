@@ -18,7 +18,7 @@ session_feedback as (
 ),
 
 analyzer_events as (
-    select * from {{ ref('int_analyzer__events_deduplicated') }}
+    select * from {{ ref('int_analyzer__events_as_of') }}
 ),
 
 reactions as (

@@ -7,21 +7,21 @@
 -- invocation time) belong to no day and are left out (skill_correction_rates
 -- counts them).
 
-with events as (
-    select * from {{ ref('int_analyzer__events_weighted') }}
+with skill_events as (
+    select * from {{ ref('int_analyzer__skill_events_daily') }}
 ),
 
 counts as (
     select
-        cast(invoked_at as date) as invoked_date,
+        invoked_date,
         skill_id,
-        dimension_hint as dimension,
-        count(*) as invocations,
-        sum(correction_weight) as weighted_corrections,
-        count(case when is_correction or is_partial then 1 end) as corrections_and_partials
-    from events
-    where invoked_at is not null
-    group by cast(invoked_at as date), skill_id, dimension_hint
+        dimension,
+        cast(sum(invocations) as {{ dbt.type_bigint() }}) as invocations,
+        sum(weighted_corrections) as weighted_corrections,
+        cast(sum(corrections + partials) as {{ dbt.type_bigint() }}) as corrections_and_partials
+    from skill_events
+    where invoked_date is not null
+    group by invoked_date, skill_id, dimension
 )
 
 select * from counts

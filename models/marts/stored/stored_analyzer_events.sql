@@ -9,7 +9,7 @@
 -- `feedback-analytics purge` does (operations/retention.py).
 
 with events as (
-    select * from {{ ref('int_analyzer__events_deduplicated') }}
+    select * from {{ ref('int_analyzer__events_as_of') }}
 ),
 
 stored as (

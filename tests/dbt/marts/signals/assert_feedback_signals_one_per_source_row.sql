@@ -13,7 +13,7 @@ active_reactions as (
 ),
 
 analyzer_events as (
-    select * from {{ ref('int_analyzer__events_deduplicated') }}
+    select * from {{ ref('int_analyzer__events_as_of') }}
 ),
 
 workspace_feedback as (
