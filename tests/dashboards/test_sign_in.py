@@ -366,7 +366,7 @@ def test_a_deep_link_on_a_fresh_server_meets_the_sign_in_first(
     running = serve(demo, tmp_path / "server.log", *options)
     try:
         page = context.new_page()
-        for page_path in ("evals", *(p.url_path for p in PAGES if p.url_path != "evals")):
+        for page_path in ("evals", *(p.address for p in PAGES if p.url_path != "evals")):  # the root: Overview
             page.goto(f"{running.url}/{page_path}")
             heading(page, "Sign-in required").wait_for(timeout=LOAD_TIMEOUT_MS)
             wait_for_run(page)
