@@ -7,21 +7,20 @@ sidebar's defaults (as of the marts' as-of day, 30 days, all tenants,
 retention-filtered), drill-downs included (first conversation, busiest
 skill, first eval cell), after st.cache_data has been emptied, so every call
 opens the warehouse read-only and queries it: what a first visitor waits for.
-Keep PAGE_CALLS in step with dashboards/pages/.
+Keep PAGE_CALLS in step with dashboards/app_pages/.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from warehouse.location import resolve_db_path
+from warehouse.location import Warehouse
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,32 +135,34 @@ def main() -> None:
     parser.add_argument("--period", type=int, default=30, choices=(7, 30, 90), help="period in days (default 30)")
     parser.add_argument("--per-query", action="store_true", help="also print every call's p95")
     args = parser.parse_args()
-    db = resolve_db_path(args.db)  # as every command finds it
-    if not db.exists():
-        raise SystemExit(f"error: no warehouse at {db}")
-    os.environ["FEEDBACK_DB"] = str(db.resolve())
+    warehouse = Warehouse.at(args.db)  # as every command finds it
+    if not warehouse.path.exists():
+        raise SystemExit(f"error: no warehouse at {warehouse.path}")
+    # imported here, after the arguments: Streamlit's import is slow, and `--help` needs none of it
     from streamlit.logger import set_log_level
 
     set_log_level("error")  # st.cache_data outside `streamlit run` warns "No runtime found"; it still caches
     from dashboards import data
 
-    pages = page_calls(args.period)
-    print(f"warehouse {os.environ['FEEDBACK_DB']}, {args.loads} loads per page, period {args.period} days")
-    print()
-    print("| page | calls | p50 ms | p95 ms | max ms |")
-    print("|---|---:|---:|---:|---:|")
-    per_query: dict[str, list[float]] = {}
-    for name, calls in pages.items():
-        totals = []
-        for _ in range(args.loads):
-            data.clear_caches()
-            started = time.perf_counter()
-            for label, call in calls:
-                call_started = time.perf_counter()
-                call()
-                per_query.setdefault(f"{name}: {label}", []).append(1000 * (time.perf_counter() - call_started))
-            totals.append(1000 * (time.perf_counter() - started))
-        print(f"| {name} | {len(calls)} | {statistics.median(totals):.0f} | {p95(totals):.0f} | {max(totals):.0f} |")
+    with data.use_warehouse(warehouse):  # the data layer reads the warehouse it is given
+        pages = page_calls(args.period)
+        print(f"warehouse {warehouse.path}, {args.loads} loads per page, period {args.period} days")
+        print()
+        print("| page | calls | p50 ms | p95 ms | max ms |")
+        print("|---|---:|---:|---:|---:|")
+        per_query: dict[str, list[float]] = {}
+        for name, calls in pages.items():
+            totals = []
+            for _ in range(args.loads):
+                data.clear_caches()
+                started = time.perf_counter()
+                for label, call in calls:
+                    call_started = time.perf_counter()
+                    call()
+                    per_query.setdefault(f"{name}: {label}", []).append(1000 * (time.perf_counter() - call_started))
+                totals.append(1000 * (time.perf_counter() - started))
+            p50 = statistics.median(totals)
+            print(f"| {name} | {len(calls)} | {p50:.0f} | {p95(totals):.0f} | {max(totals):.0f} |")
     if args.per_query:
         print()
         print("| page: call | p50 ms | p95 ms |")

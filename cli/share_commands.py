@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 import click
@@ -14,7 +13,7 @@ from operations.export import export as export_relations
 from operations.serving import unpublished_note
 from warehouse.errors import UserError
 from warehouse.export_format import FORMATS
-from warehouse.location import resolve_db_path
+from warehouse.location import Warehouse, resolve_db_path
 
 
 @click.command("export")
@@ -88,7 +87,6 @@ def report(
     if not out.parent.is_dir():
         raise click.BadParameter(f"folder {out.parent} does not exist", param_hint="--out")
     day = parse_cli_as_of(as_of, refuse_future=False).day if as_of else None
-    os.environ["FEEDBACK_DB"] = str(path.resolve())  # the dashboard's queries read this warehouse's serving file
     # st.cache_data warns for every cached query outside a server, from its import on (its in-memory cache
     # is right for one report)
     caching = logging.getLogger("streamlit.runtime.caching.cache_data_api")
@@ -98,7 +96,9 @@ def report(
     from dashboards.report import build_report, print_pdf, write  # imports Streamlit and Plotly: only here
 
     try:
-        made = build_report(as_of=day, period_days=int(period_days or DEFAULT_PERIOD), tenant=tenant)
+        made = build_report(
+            Warehouse.at(path), as_of=day, period_days=int(period_days or DEFAULT_PERIOD), tenant=tenant
+        )
     except WarehouseUnavailable as exc:  # a serving file held by a foreign writer, or one that lacks a mart
         raise UserError(f"cannot read the serving file of {path}: {exc}") from None
     except duckdb.Error as exc:  # published by an older version: a mart or a column of this one is missing

@@ -6,6 +6,11 @@ marts there by writing a new file and renaming it over the old one
 (operations/serving.py). So ingest, purge, build and forget never make a page
 wait, and a page open during a publish shows the old numbers or the new ones.
 
+Which warehouse: the one it is given, never one it finds itself. The entry point (app.py) resolves it once
+from the command line that started the server (`feedback-analytics dashboard --db` hands it over as
+FEEDBACK_DB) and stores it in the Streamlit session (`set_session_warehouse`); the report, and any caller
+outside a Streamlit session, read in a `use_warehouse` block. A call with neither reads nothing.
+
 Each call opens the serving file read-only for the duration of its statements
 (`_session`): it attaches the file to the process's one in-memory DuckDB and
 detaches it afterwards (5 ms, where a new DuckDB connection costs 25 ms), so
@@ -18,8 +23,9 @@ therefore reads the new numbers at once, and two warehouses in one process
 (the tests) never share a cache entry.
 
 Each page's queries live in a module of their own (dashboards/queries/), built on
-`_cached`, `_query` and `_queries` here. They select, filter and sum the dbt marts
-(schema `marts`) and nothing else: every rate and interval is computed by dbt.
+`cached`, `query` and `queries` here (public: no module outside this one uses a private
+name of it). They select, filter and sum the dbt marts (schema `marts`) and nothing
+else: every rate and interval is computed by dbt.
 
 Every call reads as the session's tenant scope sees the marts (warehouse/scoped.py): `set_session_scope`
 stores a Streamlit session's scope (sign-in decides it; a session without one reads nothing), `use_scope`
@@ -55,7 +61,7 @@ from warehouse.access import EVERYTHING, NOTHING, Scope
 from warehouse.build_record import unpublished_build, unpublished_message
 from warehouse.connection import attach_read_only
 from warehouse.errors import UserError, WarehouseLocked
-from warehouse.location import resolve_db_path, serving_path
+from warehouse.location import Warehouse
 from warehouse.scoped import scoped
 
 CACHE_SECONDS = 300
@@ -72,28 +78,45 @@ class WarehouseBusy(WarehouseUnavailable):
     """Another process (ingest, purge, build) holds the write lock longer than we wait."""
 
 
-def warehouse_path() -> Path:
-    """The file the command line resolved (`feedback-analytics dashboard --db` exports FEEDBACK_DB)."""
-    try:
-        return resolve_db_path()
-    except UserError as exc:
-        raise WarehouseUnavailable(str(exc)) from None
+# -- the warehouse it reads: given, never resolved here -----------------------------------------------------------
+WAREHOUSE_KEY = "_warehouse"  # st.session_state key: no widget has it, so no browser and no URL can set it
+_block_warehouse: contextvars.ContextVar[Warehouse | None] = contextvars.ContextVar("block_warehouse", default=None)
 
 
-def serving_file() -> Path:
-    """The serving file of the warehouse the command line resolved: what every page reads."""
+def set_session_warehouse(warehouse: Warehouse) -> None:
+    """The warehouse every call of this Streamlit session reads (app.py, which resolved it once)."""
+    st.session_state[WAREHOUSE_KEY] = warehouse
+
+
+@contextlib.contextmanager
+def use_warehouse(warehouse: Warehouse) -> Iterator[None]:
+    """Read `warehouse` in this block, whatever the session's (the report, benchmarks, tests)."""
+    token = _block_warehouse.set(warehouse)
     try:
-        return serving_path(warehouse_path())
-    except UserError as exc:
-        raise WarehouseUnavailable(str(exc)) from None
+        yield
+    finally:
+        _block_warehouse.reset(token)
+
+
+def current_warehouse() -> Warehouse:
+    """The warehouse of this call: a `use_warehouse` block's, else the Streamlit session's; with neither, none."""
+    block = _block_warehouse.get()
+    if block is not None:
+        return block
+    if get_script_run_ctx(suppress_warning=True) is not None:
+        warehouse = st.session_state.get(WAREHOUSE_KEY)
+        if isinstance(warehouse, Warehouse):
+            return warehouse
+    raise WarehouseUnavailable("No warehouse given to the data layer: the entry point (app.py) or the report gives it.")
 
 
 def _warehouse_version() -> tuple[str, int, int]:
-    path = serving_file().resolve()
+    warehouse = current_warehouse()
+    path = warehouse.serving.resolve()
     try:
         stat = path.stat()
     except FileNotFoundError:  # nothing published: "missing" or "never built" depends on the warehouse file
-        return (str(path), 0, int(warehouse_path().exists()))
+        return (str(path), 0, int(warehouse.path.exists()))
     return (str(path), stat.st_ino, stat.st_mtime_ns)  # a publish renames a new file in: a new inode
 
 
@@ -138,24 +161,24 @@ def _scope_key(scope: Scope) -> tuple[str, ...] | None:
 R = TypeVar("R")
 
 
-def _cached(function: Callable[..., R]) -> Callable[..., R]:
+def cached(function: Callable[..., R]) -> Callable[..., R]:
     """st.cache_data keyed by the arguments, the warehouse version and the reader's scope; `.clear()` empties it.
     The cached function runs with the scope of its key, so an entry holds only what that scope may read."""
 
-    def cached(version: tuple[str, int, int], scope: tuple[str, ...] | None, *args: Any, **kwargs: Any) -> R:
+    def run(version: tuple[str, int, int], scope: tuple[str, ...] | None, *args: Any, **kwargs: Any) -> R:
         with use_scope(EVERYTHING if scope is None else Scope.only(scope)):
             return function(*args, **kwargs)
 
     # st.cache_data tells functions apart by module, qualified name and source:
     # name each wrapper after the function it caches, or they would share one cache.
-    cached.__qualname__ = f"{function.__qualname__}.cached"
-    cached = st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)(cached)
+    run.__qualname__ = f"{function.__qualname__}.cached"
+    run = st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)(run)
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> R:
-        return cached(_warehouse_version(), _scope_key(current_scope()), *args, **kwargs)
+        return run(_warehouse_version(), _scope_key(current_scope()), *args, **kwargs)
 
-    wrapper.clear = cached.clear  # type: ignore[attr-defined]
+    wrapper.clear = run.clear  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -214,26 +237,25 @@ def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
     return {name: value for name, value in (params or {}).items() if name in used}
 
 
-class _Session:
-    """One read-only connection for a few statements in a row (see `_session`)."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, prepare: Callable[[str], None]) -> None:
-        self._con, self._prepare = con, prepare
-
-    def df(self, sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
-        self._prepare(sql)  # the scoped views this statement reads (warehouse/scoped.py)
-        return self._con.execute(sql, _bind(sql, params)).df()
+Read = Callable[..., pd.DataFrame]  # read(sql, params=None): one statement's rows
 
 
 @contextlib.contextmanager
-def _session() -> Iterator[_Session]:
-    """The warehouse attached read-only, detached on leaving: for the statements of one call, back to back."""
-    path = serving_file()
+def _session() -> Iterator[Read]:
+    """The warehouse attached read-only, detached on leaving: for the statements of one call, back to back.
+    Yields `read(sql, params=None)`, which runs one statement as the call's scope sees the marts."""
+    warehouse = current_warehouse()
+    path = warehouse.serving
     if not path.exists():
-        raise WarehouseUnavailable(_not_published(warehouse_path()))
+        raise WarehouseUnavailable(_not_published(warehouse))
     try:
         with _connect(path, current_scope()) as (con, prepare):
-            yield _Session(con, prepare)
+
+            def read(sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+                prepare(sql)  # the scoped views this statement reads (warehouse/scoped.py)
+                return con.execute(sql, _bind(sql, params)).df()
+
+            yield read
     except duckdb.CatalogException as exc:
         raise WarehouseUnavailable(
             f"The warehouse at {path} lacks a table this page reads ({str(exc).splitlines()[0]}). "
@@ -247,17 +269,15 @@ def _session() -> Iterator[_Session]:
         ) from None
 
 
-def _queries(*statements: str | tuple[str, dict[str, Any]]) -> list[pd.DataFrame]:
+def queries(*statements: str | tuple[str, dict[str, Any]]) -> list[pd.DataFrame]:
     """Run statements back to back in one session (the file is detached before returning)."""
-    with _session() as session:
-        return [
-            session.df(*((statement, None) if isinstance(statement, str) else statement)) for statement in statements
-        ]
+    with _session() as read:
+        return [read(*((statement, None) if isinstance(statement, str) else statement)) for statement in statements]
 
 
-def _query(sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+def query(sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
     """Run one statement in a session of its own."""
-    return _queries((sql, params or {}))[0]
+    return queries((sql, params or {}))[0]
 
 
 # -- the warehouse's state: missing, loaded, built; as of when ------------------------------------------------------
@@ -291,16 +311,16 @@ def _timestamp(value: Any) -> dt.datetime | None:
     return None if pd.isna(value) else pd.Timestamp(value).to_pydatetime()
 
 
-def _not_published(warehouse: Path) -> str:
-    if not warehouse.exists():
-        return f"No warehouse at `{warehouse}` yet. Create it with {LOAD_HINT}."
+def _not_published(warehouse: Warehouse) -> str:
+    if not warehouse.path.exists():
+        return f"No warehouse at `{warehouse.path}` yet. Create it with {LOAD_HINT}."
     return (
-        f"The warehouse at `{warehouse}` was never built (or only by a version before the serving file): no "
-        f"marts are published to `{serving_path(warehouse)}`, the file the dashboard reads. Run {BUILD_HINT}."
+        f"The warehouse at `{warehouse.path}` was never built (or only by a version before the serving file): no "
+        f"marts are published to `{warehouse.serving}`, the file the dashboard reads. Run {BUILD_HINT}."
     )
 
 
-@_cached
+@cached
 def status() -> WarehouseStatus:
     """What the serving file holds and as of when, on one connection. Never raises for a missing or unbuilt
     warehouse.
@@ -308,15 +328,15 @@ def status() -> WarehouseStatus:
     The marts say for which as_of and when they were built (marts.build_info, written by every build);
     serving.publish_info says when data last arrived in the warehouse (as of the publish).
     """
-    path = serving_file()
+    warehouse = current_warehouse()
+    path = warehouse.serving
     if not path.exists():
-        warehouse = warehouse_path()
-        state = "not_built" if warehouse.exists() else "missing"
-        return WarehouseStatus(str(warehouse), state, message=_not_published(warehouse))
-    with _session() as session:
+        state = "not_built" if warehouse.path.exists() else "missing"
+        return WarehouseStatus(str(warehouse.path), state, message=_not_published(warehouse))
+    with _session() as read:
         marts = tuple(
             sorted(
-                session.df(
+                read(
                     "select table_name from information_schema.tables "
                     "where table_catalog = current_database() and table_schema = 'marts'"
                 )["table_name"]
@@ -329,17 +349,17 @@ def status() -> WarehouseStatus:
                 marts=marts,
                 message=f"The serving file `{path}` holds no built marts. Run {BUILD_HINT}.",
             )
-        info = session.df("select * from serving.publish_info")
+        info = read("select * from serving.publish_info")
         last_loaded_at = _timestamp(info["last_loaded_at"].iloc[0])
         # a serving file of an older version names no build
         published_build = info["build_id"].iloc[0] if "build_id" in info.columns else None
-        build = session.df(
+        build = read(
             "select built_at, as_of_at, all_members_key, trend_significance_level "
             "from marts.build_info order by built_at desc limit 1"
         )
         # the first day of session feedback; a scope without it (tenantless): its tenants' first signal
         signals = "(select min(signal_date) from marts.feedback_signals_daily)"
-        first = session.df(
+        first = read(
             "select coalesce((select min(feedback_date) from marts.session_feedback_daily), "
             f"{signals if 'feedback_signals_daily' in marts else 'null'}) as first_date"
         )
@@ -355,9 +375,9 @@ def status() -> WarehouseStatus:
             )
             if mart in marts
         ]
-        tenant_rows = session.df(" union ".join(tenant_sources)) if tenant_sources else pd.DataFrame()
+        tenant_rows = read(" union ".join(tenant_sources)) if tenant_sources else pd.DataFrame()
         cutoffs = (
-            session.df("select policy, cast(cutoff_at as date) as cutoff_date from marts.retention_policy_windows")
+            read("select policy, cast(cutoff_at as date) as cutoff_date from marts.retention_policy_windows")
             if "retention_policy_windows" in marts
             else pd.DataFrame(columns=["policy", "cutoff_date"])
         )
@@ -380,14 +400,14 @@ def status() -> WarehouseStatus:
             (policy, None if pd.isna(cutoff) else pd.Timestamp(cutoff).date())
             for policy, cutoff in cutoffs.itertuples(index=False)
         ),
-        unpublished=_unpublished(published_build if isinstance(published_build, str) else None),
+        unpublished=_unpublished(warehouse.path, published_build if isinstance(published_build, str) else None),
         all_members_key="" if build.empty else str(build["all_members_key"].iloc[0]),
         trend_significance_level=None if build.empty else float(build["trend_significance_level"].iloc[0]),
     )
 
 
-def _unpublished(published_build: str | None) -> str:
+def _unpublished(db: Path, published_build: str | None) -> str:
     """What to say when the warehouse holds a newer build than the serving file (read beside the warehouse,
     never from it: a writer may hold it)."""
-    record = unpublished_build(warehouse_path(), published_build)
-    return unpublished_message(warehouse_path(), record, with_path=False) if record else ""
+    record = unpublished_build(db, published_build)
+    return unpublished_message(db, record, with_path=False) if record else ""

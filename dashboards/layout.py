@@ -10,7 +10,6 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
 
 from dashboards import data, filters, text, words
 from warehouse.export_format import CSV_TIMESTAMP, neutralise
@@ -34,23 +33,9 @@ def freshness(status: data.WarehouseStatus) -> str:
     return f"Data as of **{as_of}** (UTC) · marts built {built} · last ingest {_when(status.last_loaded_at)}"
 
 
-def _through_entry_point() -> None:
-    """Make sure the page runs under dashboards/app.py (its navigation, sidebar filters and page config).
-
-    A folder named `pages/` beside the entry point puts Streamlit in its legacy multipage mode until a
-    script calls st.navigation: on a fresh server, a deep link (http://host:8501/evals) would run the
-    page file alone, without the entry point. Leave that mode and rerun, so app.py runs and routes the
-    URL to this page. (PagesManager.uses_pages_directory is the switch st.navigation itself flips.)
-    """
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def page(title: str) -> tuple[data.WarehouseStatus, filters.Filters]:
     """Title, freshness line and the filters in force; stops the page
     with instructions when nothing can be shown."""
-    _through_entry_point()
     st.title(title)
     try:
         status = data.status()

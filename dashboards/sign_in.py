@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import NoReturn
 
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboards import text
 from warehouse.access import EVERYTHING, AccessMap, Identity, Scope, load_access_map
@@ -68,9 +70,6 @@ def peer_address() -> str | None:
     session client's remote address; `feedback-analytics dashboard` also empties FORWARDED_ALLOW_IPS, so
     uvicorn never replaces it with an X-Forwarded-For value. A client whose address is unknown: None.
     """
-    from streamlit import runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
     context = get_script_run_ctx()
     if context is None or not runtime.exists() or type(runtime.get_instance()) is not runtime.Runtime:
         return IN_PROCESS  # AppTest stands a MagicMock in for the runtime: no server, no socket
@@ -138,10 +137,9 @@ def oidc_identity() -> Identity | None:
 def _only(draw: Callable[[], None], url_paths: list[str]) -> NoReturn:
     """Draw this page in place of every page of the app, and stop the run.
 
-    Declaring it with st.navigation keeps Streamlit from listing the pages/ folder in a sidebar (its
-    multipage default when a run declares no navigation), so a refused visitor learns nothing, not even
-    the pages' names; registering it under every page address answers a deep link with it too, rather
-    than with "Page not found"."""
+    Declaring it with st.navigation keeps Streamlit from listing any other page in a sidebar, so a refused
+    visitor learns nothing, not even the pages' names; registering it under every page address answers a
+    deep link with it too, rather than with "Page not found"."""
     pages = [st.Page(draw, title="Feedback Analytics", url_path="sign-in", default=True)]
     pages += [
         st.Page(draw, title="Feedback Analytics", url_path=path) for path in url_paths if path not in ("", "sign-in")

@@ -14,17 +14,17 @@ import datetime as dt
 
 import pandas as pd
 
-from dashboards.data import _cached, _query
+from dashboards.data import cached, query
 from dashboards.queries import scope
 
 # the sources of feedback_signals_daily without a tenant (their names in words: dashboards/words.py SOURCES)
 TENANTLESS_SOURCES = ("session_feedback", "analyzer")
 
 
-@_cached
+@cached
 def baseline_worse_cells(tenant: str | None) -> pd.DataFrame:
     """The matrix cells where a candidate's latest replay fails and its golden set's pinned baseline passes."""
-    return _query(
+    return query(
         """
         select golden_set, tenant_name, agent_config_label, golden_session_label, golden_session_id, agent_id,
                failed_dimension_names
@@ -36,12 +36,12 @@ def baseline_worse_cells(tenant: str | None) -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def source_freshness(as_of: dt.date, tenant: str | None) -> pd.DataFrame:
     """Each source's last signal on or before `as_of`, the days since and whether it has stopped arriving, with
     the rule's number of days (source_freshness_daily); of `tenant` when given (the sources without a tenant then
     have no row), of every tenant otherwise."""
-    return _query(
+    return query(
         """
         select source_system, last_signal_date, days_since_last_signal, has_stopped, stopped_after_days
         from marts.source_freshness_daily

@@ -7,7 +7,7 @@ import datetime as dt
 
 import pandas as pd
 
-from dashboards.data import _cached, _queries, _query
+from dashboards.data import cached, queries, query
 from dashboards.queries.period_rates import daily_rates, period_rates
 from dashboards.queries.scope import floor
 
@@ -42,9 +42,9 @@ def flip_rate(as_of: dt.date, period_days: int, retained: bool) -> pd.DataFrame:
     return period_rates(as_of, period_days, retained, None, None, ("reaction_flip_rate",))
 
 
-@_cached
+@cached
 def reaction_changes_daily(start: dt.date, end: dt.date, retained: bool) -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select reaction_date, user_reactions, new_reactions, replacements, reversals, clears,
                flip_rate, flip_rate_ci_low, flip_rate_ci_high
@@ -56,7 +56,7 @@ def reaction_changes_daily(start: dt.date, end: dt.date, retained: bool) -> pd.D
     )
 
 
-@_cached
+@cached
 def conversations(
     start: dt.date, end: dt.date, retained: bool, tenant: str | None, project: str | None, limit: int = 500
 ) -> pd.DataFrame:
@@ -64,7 +64,7 @@ def conversations(
 
     `tenant` is the tenant key, `tenant_name` its display name; `source_tenant_id` (the reactions' own tenant),
     project and conversation_id identify the conversation for `conversation_detail`."""
-    return _query(
+    return query(
         """
         select tenant_name, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
                satisfaction_rate, tenant, source_tenant_id,
@@ -87,7 +87,7 @@ def conversations(
     )
 
 
-@_cached
+@cached
 def conversation_detail(
     source_tenant_id: str, project: str, conversation_id: str, retained: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -116,7 +116,7 @@ def conversation_detail(
             group by turn_id
         )
     """
-    active, history = _queries(
+    active, history = queries(
         (
             f"""
             with {turns}

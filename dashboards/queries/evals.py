@@ -6,13 +6,13 @@ import datetime as dt
 
 import pandas as pd
 
-from dashboards.data import _cached, _query
+from dashboards.data import cached, query
 from dashboards.queries.scope import all_members, floor
 
 
-@_cached
+@cached
 def eval_matrix(tenant: str | None) -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select golden_set, golden_session_id, agent_id, replay_session_id, replayed_at, passed, overall_accuracy,
                cell_status, failed_dimension_names, divergence_count, previous_passed, previous_overall_accuracy,
@@ -27,9 +27,9 @@ def eval_matrix(tenant: str | None) -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def eval_cell_dimensions(replay_session_id: str) -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select dimension, score, passed, divergence_count, divergences
         from marts.eval_cell_dimensions
@@ -40,10 +40,10 @@ def eval_cell_dimensions(replay_session_id: str) -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def eval_cell_divergences(replay_session_id: str) -> pd.DataFrame:
     """One replay's dimensions, expected against actual: a row per divergence (one per dimension without any)."""
-    return _query(
+    return query(
         """
         select dimension, divergence_rank, passed, score, has_divergence, severity, expected_value, actual_value
         from marts.eval_cell_divergences
@@ -54,10 +54,10 @@ def eval_cell_divergences(replay_session_id: str) -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def eval_matrix_columns(tenant: str | None) -> pd.DataFrame:
     """Each matrix column's pass rate (golden set x agent config) over its cells' latest finished replays."""
-    return _query(
+    return query(
         """
         select golden_set, agent_id, finished_cells, passing_cells, pass_rate, pass_rate_ci_low, pass_rate_ci_high
         from marts.eval_matrix_columns
@@ -68,10 +68,10 @@ def eval_matrix_columns(tenant: str | None) -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def eval_baseline_worse_cells(tenant: str | None) -> pd.DataFrame:
     """The cells where a candidate fails a golden session its set's pinned baseline passes, by name."""
-    return _query(
+    return query(
         """
         select golden_set, tenant_name, golden_session_label, agent_config_label, baseline_agent_config_label,
                overall_accuracy, baseline_overall_accuracy, accuracy_change, failed_dimension_names, replayed_at,
@@ -84,10 +84,10 @@ def eval_baseline_worse_cells(tenant: str | None) -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def eval_cell_history(golden_session_id: str, agent_id: str) -> pd.DataFrame:
     """Every finished replay of one matrix cell: when, whether it passed, its mean dimension score."""
-    return _query(
+    return query(
         """
         select replay_session_id, replayed_at, passed, mean_score, divergences
         from marts.eval_cell_replays
@@ -98,9 +98,9 @@ def eval_cell_history(golden_session_id: str, agent_id: str) -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def eval_regressions(tenant: str | None) -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select cells.tenant_name, regressions.golden_set, cells.golden_session_label, cells.agent_config_label,
                regressions.replayed_at,
@@ -116,11 +116,11 @@ def eval_regressions(tenant: str | None) -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def eval_trend(start: dt.date, end: dt.date, retained: bool, tenant: str | None) -> pd.DataFrame:
     """Pass rate and mean accuracy per golden set, agent config and run day, of one tenant or of all of them
     (eval_set_accuracy_trend_rollup)."""
-    return _query(
+    return query(
         """
         select golden_set, agent_id, run_date, replays, passes, pass_rate, pass_rate_ci_low, pass_rate_ci_high,
                accuracy_replays, mean_accuracy, mean_accuracy_ci_low, mean_accuracy_ci_high
@@ -138,10 +138,10 @@ def eval_trend(start: dt.date, end: dt.date, retained: bool, tenant: str | None)
     )
 
 
-@_cached
+@cached
 def eval_baseline_comparison(tenant: str | None) -> pd.DataFrame:
     """Each candidate agent config against its golden set's pinned baseline (seed eval_baselines)."""
-    return _query(
+    return query(
         """
         select golden_set, tenant_name, agent_config_label, baseline_agent_config_label, compared_cells,
                cells_better, cells_worse, cells_same, pass_rate, baseline_pass_rate, pass_rate_difference,

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pandas as pd
 
-from dashboards.data import _cached, _query
+from dashboards.data import cached, query
 from dashboards.queries.period_rates import period_rates
 from dashboards.queries.scope import SIGNAL_SOURCE_POLICIES, floor, scope_params
 
@@ -54,7 +54,7 @@ def headline_rates(
     return period_rates(as_of, period_days, retained, tenant, project, HEADLINE_METRICS)
 
 
-@_cached
+@cached
 def movers(
     as_of: dt.date, period_days: int, retained: bool, tenant: str | None, project: str | None, limit: int = 12
 ) -> pd.DataFrame:
@@ -62,7 +62,7 @@ def movers(
     (`is_rankable`), significant changes first, then the largest. Only the rows of the chosen tenant and project
     themselves: a metric whose source has no tenant (project) has none under a tenant (project) filter, so its
     all-tenant segments never stand among one tenant's."""
-    return _query(
+    return query(
         """
         select metric, segment_type, segment, segment_label, rate as current, previous_rate as previous,
                rate_change as change, rate_change_ci_low as change_low, rate_change_ci_high as change_high,
@@ -86,7 +86,7 @@ def movers(
     )
 
 
-@_cached
+@cached
 def signal_volume_daily(start: dt.date, end: dt.date, retained: bool, tenant: str | None) -> pd.DataFrame:
     """Signals per day and source system (feedback_signals_daily), of one tenant when one is chosen."""
     series = """
@@ -94,7 +94,7 @@ def signal_volume_daily(start: dt.date, end: dt.date, retained: bool, tenant: st
         from marts.feedback_signals_daily where $tenant is null or tenant = $tenant group by all
         """
     floors = {system: floor(policy, retained) for system, policy in SIGNAL_SOURCE_POLICIES.items()}
-    return _query(
+    return query(
         f"""
         with series as ({series}),
         floors as (

@@ -13,7 +13,7 @@ import datetime as dt
 
 import pandas as pd
 
-from dashboards.data import _cached, _query
+from dashboards.data import cached, query
 from dashboards.queries.scope import SCOPE_CLAUSE, scope_params
 
 COLUMNS = """
@@ -25,7 +25,7 @@ COLUMNS = """
 """
 
 
-@_cached
+@cached
 def period_rates(
     as_of: dt.date,
     period_days: int,
@@ -37,7 +37,7 @@ def period_rates(
 ) -> pd.DataFrame:
     """One row per metric and segment of one segment type, for the period of `period_days` ending on `as_of`.
     A metric or segment without any trial in either period has no row."""
-    return _query(
+    return query(
         f"""
         select {COLUMNS}
         from marts.metric_rates_by_period
@@ -57,7 +57,7 @@ def period_rates(
     )
 
 
-@_cached
+@cached
 def daily_rates(
     start: dt.date,
     end: dt.date,
@@ -68,7 +68,7 @@ def daily_rates(
     segment_type: str,
 ) -> pd.DataFrame:
     """One row per day in [start, end] and segment with at least one trial that day: the 1-day periods."""
-    return _query(
+    return query(
         f"""
         select {COLUMNS}
         from marts.metric_rates_by_period
@@ -88,13 +88,13 @@ def daily_rates(
     )
 
 
-@_cached
+@cached
 def weekly_rates(
     as_of: dt.date, weeks: int, retained: bool, tenant: str | None, project: str | None, metrics: tuple[str, ...]
 ) -> pd.DataFrame:
     """The weekly trend: the 7-day periods ending on as_of, as_of - 7 days, ... (`weeks` of them), segment `all`,
     one row per metric and week with at least one trial."""
-    return _query(
+    return query(
         f"""
         select {COLUMNS}
         from marts.metric_rates_by_period

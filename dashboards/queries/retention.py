@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboards.data import _cached, _query
+from dashboards.data import cached, query
 
 
-@_cached
+@cached
 def retention_windows() -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select policy, raw_table, scope, action, keep_days, date_column, as_of_at, cutoff_at, rows_kept,
                rows_outside_window, description
@@ -19,9 +19,9 @@ def retention_windows() -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def purge_log(limit: int = 200) -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select applied_at, policy, table_name, cutoff, rows_archived, rows_deleted, rows_deleted_from_archive,
                is_dry_run, archive_uri

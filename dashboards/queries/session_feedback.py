@@ -7,16 +7,16 @@ import datetime as dt
 
 import pandas as pd
 
-from dashboards.data import _cached, _query
+from dashboards.data import cached, query
 from dashboards.queries.period_rates import period_rates
 from dashboards.queries.scope import floor
 
 SESSION_METRICS = ("session_positive_rate", "session_skip_rate")
 
 
-@_cached
+@cached
 def session_feedback_daily(start: dt.date, end: dt.date, retained: bool) -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select feedback_date, source as surface, positive, negative, skip, responses,
                positive_rate, positive_rate_ci_low, positive_rate_ci_high,
@@ -29,10 +29,10 @@ def session_feedback_daily(start: dt.date, end: dt.date, retained: bool) -> pd.D
     )
 
 
-@_cached
+@cached
 def session_feedback_by_modality(start: dt.date, end: dt.date, retained: bool) -> pd.DataFrame:
     """Answers per day and modality (text, voice; any other channel upstream wrote, under its own name)."""
-    return _query(
+    return query(
         """
         select feedback_date, modality, positive, negative, skip, responses,
                positive_rate, positive_rate_ci_low, positive_rate_ci_high,

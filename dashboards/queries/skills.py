@@ -7,17 +7,17 @@ import datetime as dt
 
 import pandas as pd
 
-from dashboards.data import _cached, _queries
+from dashboards.data import cached, queries
 from dashboards.queries.scope import floor
 
 
-@_cached
+@cached
 def _skill_marts() -> tuple[pd.DataFrame, pd.DataFrame]:
     """The two small skill marts on one connection (rates, trends). Each carries the window its
     build used (correction_lookback_days, trend_window_days), the same on every row. Trends come with the 95%
     interval of the change (skill_correction_trend_intervals). Rates carry each skill's undated events (no
     invocation time: in no window, counted apart)."""
-    rates, trends = _queries(
+    rates, trends = queries(
         """
         select skill_id, corrections, partials, acceptances, sample_size, correction_rate,
                correction_rate_ci_low, correction_rate_ci_high, sufficient_data, undated_events,
@@ -47,12 +47,12 @@ def skill_correction_trends() -> pd.DataFrame:
     return _skill_marts()[1]
 
 
-@_cached
+@cached
 def skill_dimension_changes() -> pd.DataFrame:
     """marts.skill_dimension_changes: per skill and dimension, the rate (corrections and partials of the dimension
     per invocation of the skill) of the last trend window against the one before, the change with its interval
     and BH q-value; significant worsenings first, then by change, largest first."""
-    (changes,) = _queries(
+    (changes,) = queries(
         """
         select skill_id, dimension, recent_start, recent_end, prior_start, prior_end,
                recent_invocations, prior_invocations, recent_events, prior_events, recent_rate, prior_rate,
@@ -65,7 +65,7 @@ def skill_dimension_changes() -> pd.DataFrame:
     return changes
 
 
-@_cached
+@cached
 def skill_detail(
     skill_id: str, start: dt.date, end: dt.date, retained: bool, limit: int = 100
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -85,7 +85,7 @@ def skill_detail(
         "limit": limit,
         "floor": floor("analyzer_events", retained),
     }
-    weekly, events, matching = _queries(
+    weekly, events, matching = queries(
         (
             """
             select week_start, sample_size, correction_rate, correction_rate_ci_low, correction_rate_ci_high

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboards.data import _cached, _query
+from dashboards.data import cached, query
 
 
-@_cached
+@cached
 def raw_table_counts() -> pd.DataFrame:
-    return _query("select raw_table, row_count, last_loaded_at from marts.warehouse_raw_tables order by table_order")
+    return query("select raw_table, row_count, last_loaded_at from marts.warehouse_raw_tables order by table_order")
 
 
-@_cached
+@cached
 def recent_loads(limit: int = 50) -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select finished_at, source, target_table, uri, rows_read, rows_loaded, rows_quarantined, rows_duplicate,
                seconds
@@ -26,9 +26,9 @@ def recent_loads(limit: int = 50) -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def quarantine_by_reason() -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select target_table, first_reason, quarantined_rows as rows, last_seen_at
         from marts.warehouse_quarantine_reasons
@@ -37,9 +37,9 @@ def quarantine_by_reason() -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def daily_loaded_rows() -> pd.DataFrame:
-    return _query(
+    return query(
         """
         select load_date, target_table, rows_loaded
         from marts.warehouse_loaded_rows_daily
@@ -48,10 +48,10 @@ def daily_loaded_rows() -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def source_inputs() -> pd.DataFrame:
     """Where each raw table's rows came from: one row per table and kind of input (warehouse_sources)."""
-    return _query(
+    return query(
         """
         select raw_table, input_kind, inputs, loads, rows_read, rows_loaded, rows_quarantined, rows_duplicate,
                rows_skipped, rows_removed, last_load_at, purpose
@@ -61,13 +61,13 @@ def source_inputs() -> pd.DataFrame:
     )
 
 
-@_cached
+@cached
 def reaction_sources(tenant: str | None = None, project: str | None = None) -> pd.DataFrame:
     """Per tenant and project of the turn reactions: which part decides what is active (reaction_sources).
 
     `tenant` is the tenant key of the filters; reaction_sources names a tenant as the reactions do, so the key's
     own ids are those feedback_signals maps to it."""
-    return _query(
+    return query(
         """
         select tenant, project, active_part, index_schema, active_reactions, blob_reactions, index_rows_present,
                index_rows_removed, reactions_only_in_blobs, last_blob_load_at, last_index_load_at

@@ -17,6 +17,7 @@ from dashboards.report.context import Context
 from dashboards.report.markup import STYLE, Builder, escape
 from warehouse.access import EVERYTHING, Scope
 from warehouse.errors import UserError
+from warehouse.location import Warehouse
 
 PERIODS = (1, 7, 30, 90)  # the periods metric_rates_by_period holds
 SECTIONS: tuple[Callable[[Builder, Context], None], ...] = (
@@ -63,15 +64,21 @@ def _resolve_tenant(tenant: str | None, reader: Scope) -> tuple[str | None, str 
 
 
 def build_report(
-    *, as_of: dt.date | None, period_days: int = DEFAULT_PERIOD, tenant: str | None, scope: Scope = EVERYTHING
+    warehouse: Warehouse,
+    *,
+    as_of: dt.date | None,
+    period_days: int = DEFAULT_PERIOD,
+    tenant: str | None,
+    scope: Scope = EVERYTHING,
 ) -> Report:
-    """The report of the warehouse the process resolved (FEEDBACK_DB), as HTML text, of what `scope` may read
-    (narrowed to `tenant` when given)."""
-    with data.use_scope(scope):
-        status = data.status()
-        key, name = _resolve_tenant(tenant, scope) if status.ready else (None, None)
-    with data.use_scope(scope.narrowed(key)):
-        return _build(status, as_of, period_days, key, name, scope)
+    """The report of `warehouse` (its serving file; the command line resolved it), as HTML text, of what `scope`
+    may read (narrowed to `tenant` when given)."""
+    with data.use_warehouse(warehouse):
+        with data.use_scope(scope):
+            status = data.status()
+            key, name = _resolve_tenant(tenant, scope) if status.ready else (None, None)
+        with data.use_scope(scope.narrowed(key)):
+            return _build(status, as_of, period_days, key, name, scope)
 
 
 def _build(

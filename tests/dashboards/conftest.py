@@ -1,15 +1,18 @@
 """Fixtures the AppTest modules share: the demo warehouse (built once per session) and a way to point the
-dashboard in this process at a warehouse file."""
+dashboard in this process at a warehouse file: handed over as FEEDBACK_DB to the entry point (app.py, which
+AppTest runs), and given to the data layer for the test's own direct calls (`data.use_warehouse`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from dashboards import data
 from tests.support.dashboard import DemoWarehouse, demo_or_fail
+from warehouse.location import Warehouse
 
 
 @pytest.fixture(scope="session")
@@ -21,13 +24,16 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
 def use_warehouse(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[Callable[[Path], Path]]:
     """Point the dashboard (in this process) at a warehouse file; caches are emptied around each test."""
 
-    def use(db: Path) -> Path:
-        monkeypatch.setenv("FEEDBACK_DB", str(db))
-        monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
-        data.clear_caches()
-        return db
+    with ExitStack() as given:
 
-    yield use
+        def use(db: Path) -> Path:
+            monkeypatch.setenv("FEEDBACK_DB", str(db))
+            monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
+            given.enter_context(data.use_warehouse(Warehouse.at(db)))
+            data.clear_caches()
+            return db
+
+        yield use
     data.clear_caches()
 
 
@@ -37,5 +43,6 @@ def on_demo(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[De
     monkeypatch.setenv("FEEDBACK_DB", str(demo.db))
     monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
     data.clear_caches()
-    yield demo
+    with data.use_warehouse(Warehouse.at(demo.db)):
+        yield demo
     data.clear_caches()

@@ -157,7 +157,9 @@ def test_changing_the_period_updates_a_chart(page, server: DashboardServer) -> N
 
 
 def test_a_deep_link_on_a_fresh_server_runs_through_the_entry_point(page, demo: DemoWarehouse, tmp_path: Path) -> None:
-    """With a `pages/` folder beside app.py, Streamlit would run a deep-linked page alone on a fresh server."""
+    """A page's URL opened first on a fresh server runs app.py (navigation, sidebar filters), not the page file
+    alone: what Streamlit does with a folder named `pages/` beside the entry point (its legacy multipage mode),
+    which is why the pages live in `app_pages/`."""
     fresh = _server(demo, demo.db, tmp_path / "server.log")
     try:
         page.goto(f"{fresh.url}/skills")

@@ -25,6 +25,7 @@ import pytest
 from tests.support.dashboard import (
     APP,
     ARTIFACTS,
+    PAGES,
     DashboardServer,
     DemoWarehouse,
     chromium,
@@ -351,5 +352,25 @@ def test_without_sign_in_a_visitor_from_another_machine_is_refused(
         page.goto(f"http://127.0.0.1:{running.port}/")  # the person at the machine still sees everything
         heading(page, "Overview").wait_for(timeout=LOAD_TIMEOUT_MS)
         assert tenant_options(page)[0] == "All"
+    finally:
+        running.stop()
+
+
+def test_a_deep_link_on_a_fresh_server_meets_the_sign_in_first(
+    context, demo: DemoWarehouse, access_map: Path, tmp_path: Path
+) -> None:
+    """The first request a new server gets is a page's URL, with no identity: it runs the entry point, whose
+    gate answers with the sign-in-required page (Streamlit runs a page file alone, bypassing app.py, only for a
+    folder named `pages/` beside it; the pages live in `app_pages/`). Then every other page's URL, the same."""
+    options = ("--auth", "proxy", "--trusted-proxy", "127.0.0.2", "--access-map", str(access_map))
+    running = serve(demo, tmp_path / "server.log", *options)
+    try:
+        page = context.new_page()
+        for page_path in ("evals", *(p.address for p in PAGES if p.url_path != "evals")):  # the root: Overview
+            page.goto(f"{running.url}/{page_path}")
+            heading(page, "Sign-in required").wait_for(timeout=LOAD_TIMEOUT_MS)
+            wait_for_run(page)
+            assert_nothing_else(page)
+            assert all(heading(page, p.title).count() == 0 for p in PAGES), page_path
     finally:
         running.stop()

@@ -32,6 +32,7 @@ from tests.support.dashboard import (
 from tests.support.ingest import cli_env, run_cli
 from warehouse.access import EVERYTHING, Scope
 from warehouse.errors import UserError
+from warehouse.location import Warehouse
 
 pytestmark = pytest.mark.slow
 
@@ -248,8 +249,8 @@ def test_report_of_one_tenant_leaves_out_the_sources_without_one(on_demo, tmp_pa
 
 def test_report_for_a_tenant_reader_refuses_another_tenant(on_demo) -> None:
     with pytest.raises(UserError, match=rf"^no tenant '{B}' in the marts; the tenants are: Acme Corporation$"):
-        build_report(as_of=None, period_days=7, tenant=B, scope=READER)
-    made = build_report(as_of=None, period_days=7, tenant=None, scope=READER)  # its one tenant
+        build_report(Warehouse.at(on_demo.db), as_of=None, period_days=7, tenant=B, scope=READER)
+    made = build_report(Warehouse.at(on_demo.db), as_of=None, period_days=7, tenant=None, scope=READER)  # one tenant
     text = re.sub(r"<script>.*?</script>", "", made.html, flags=re.S)
     assert "Acme Corporation" in text
     assert not leaks(text)

@@ -90,13 +90,13 @@ class DashboardPage:
 
 
 PAGES = (
-    DashboardPage("pages/overview.py", "overview", "Overview", default=True),
-    DashboardPage("pages/session_feedback.py", "session-feedback", "Session feedback"),
-    DashboardPage("pages/conversations.py", "conversations", "Conversations and reactions"),
-    DashboardPage("pages/skills.py", "skills", "Skills"),
-    DashboardPage("pages/evals.py", "evals", "Evals"),
-    DashboardPage("pages/retention.py", "retention", "Retention"),
-    DashboardPage("pages/warehouse.py", "warehouse", "Warehouse"),
+    DashboardPage("app_pages/overview.py", "overview", "Overview", default=True),
+    DashboardPage("app_pages/session_feedback.py", "session-feedback", "Session feedback"),
+    DashboardPage("app_pages/conversations.py", "conversations", "Conversations and reactions"),
+    DashboardPage("app_pages/skills.py", "skills", "Skills"),
+    DashboardPage("app_pages/evals.py", "evals", "Evals"),
+    DashboardPage("app_pages/retention.py", "retention", "Retention"),
+    DashboardPage("app_pages/warehouse.py", "warehouse", "Warehouse"),
 )
 
 
