@@ -22,7 +22,7 @@ from warehouse.build_record import publish_hint
 from warehouse.errors import UserError
 
 # the one line the on-run-end hook logs (operations/dbt_plugin.py's `publish_build`), after dbt's time stamp
-HOOK_LINE = re.compile(r"^(?:\S+\s+)?((?:published|nothing published|not published:) .*?)\s*$")
+HOOK_LINE = re.compile(r"^(?:\S+\s+)?((?:published|nothing published:|not published:) .*?)\s*$")
 PUBLISHED = re.compile(
     r"^published (?P<relations>\d+) marts \((?P<rows>[\d,]+) rows\) to (?P<path>.+) in (?P<seconds>[\d.]+) s "
 )
