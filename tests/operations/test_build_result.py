@@ -70,7 +70,7 @@ def test_a_build_returns_its_run_results_and_publication(
             (result.published.relations,)
         ]
         assert (
-            served.execute("select as_of_at from build_info").fetchall()[0][0].isoformat()
+            served.execute("select as_of_at from marts.build_info").fetchall()[0][0].isoformat()
             == "2026-11-01T23:59:59.999999"
         )
 
