@@ -386,7 +386,8 @@ def report(rows: list[dict], during: list[Load], builds: Builds, watch: PublishW
 def main() -> None:
     args = checked_arguments(__doc__.splitlines()[0], 20, "loads per page in each phase (default 20)")
     db: Path = args.db
-    as_of = last_build_as_of(db)
+    recorded = last_build_as_of(db)
+    as_of = recorded.dbt_var if recorded else None  # the text `build --as-of` takes
     if as_of is None or not serving_path(db).exists():
         raise SystemExit(f"error: {db} was never built (no marts.build_info or serving file): build it first")
     work = Path(tempfile.mkdtemp(prefix="dashboard-during-build-"))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from cli.options import db_option, parse_cli_as_of, quiet_option, warehouse_file
+from cli.options import db_option, parse_cli_as_of, quiet_option, warehouse_of
 from warehouse.access import load_access_map
 from warehouse.errors import UserError
 
@@ -221,7 +221,7 @@ def dashboard(
 
     It listens on 127.0.0.1 unless --address says otherwise, and prints its address once it answers there.
     """
-    path = warehouse_file(db).resolve()
+    path = warehouse_of(db).path.resolve()
     if auth == "none" and not is_loopback_address(address):
         raise UserError(
             f"--address {address} is reachable from other machines and the dashboard has no sign-in: {SIGN_IN_HELP}",

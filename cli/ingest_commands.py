@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from cli.options import db_option, quiet_option, warehouse_file
+from cli.options import db_option, quiet_option, warehouse_of
 from ingest.config import read_config
 from ingest.load import LoadResult, unusable_inputs
 from ingest.progress import LoadProgress
@@ -76,7 +76,7 @@ def _run_ingest(
     parent = click.get_current_context().parent  # `ingest --quiet analyzer ...` counts too
     if parent is not None and parent.info_name == "ingest":
         quiet = quiet or bool(parent.params.get("quiet"))
-    path = warehouse_file(db)
+    path = warehouse_of(db).path
     started = time.perf_counter()
     con = connect(path)
     try:
@@ -210,7 +210,7 @@ ingest.command("workspace", help="Workspace feedback, sessions, eval_runs: JSONL
 @db_option
 def quarantine(load_id: str | None, source_uri: str | None, limit: int, db: str | None) -> None:
     """List the quarantined rows (file, line or key, reason), newest first; the raw text stays in raw.quarantine."""
-    path = warehouse_file(db)
+    path = warehouse_of(db).path
     con = connect(path, read_only=True)
     try:
         rows = con.execute(

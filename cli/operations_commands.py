@@ -18,7 +18,7 @@ from cli.options import (
     existing_warehouse,
     parse_cli_as_of,
     target_option,
-    warehouse_file,
+    warehouse_of,
 )
 from ingest.config import read_config
 from ingest.sources import ingest_configured_sources
@@ -52,13 +52,13 @@ from warehouse.location import refuse_what_is_no_warehouse
 def build(as_of: str | None, unit_tests: bool, target: str | None, db: str | None, dbt_args: tuple[str, ...]) -> None:
     """Run `dbt build` on the warehouse with the project's profile and vars (extra args go to dbt)."""
     instant = parse_cli_as_of(as_of)
-    path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` first")
-    refuse_what_is_no_warehouse(path)
+    warehouse = existing_warehouse(db, missing="run `feedback-analytics ingest ...` first")
+    refuse_what_is_no_warehouse(warehouse.path)
     # a build of a selection keeps the warehouse's as-of unless one is given (macros/as_of/as_of.sql)
-    dbt_as_of = None if as_of is None and selects(dbt_args) else instant.dbt_var
-    code = build_showing_progress(path, dbt_as_of, list(dbt_args), unit_tests=unit_tests, target=target)
-    if code != 0:
-        raise UserError(f"dbt build failed (exit {code}): see the dbt output above")
+    build_as_of = None if as_of is None and selects(dbt_args) else instant
+    result = build_showing_progress(warehouse.path, build_as_of, list(dbt_args), unit_tests=unit_tests, target=target)
+    if not result.ok:
+        raise UserError(f"dbt build failed (exit {result.code}): see the dbt output above")
 
 
 @click.command("publish")
@@ -68,7 +68,7 @@ def publish_command(db: str | None) -> None:
 
     Every successful build publishes by itself (ours and a plain `dbt build`); this is for when a publish
     failed or was killed, which the readers then say."""
-    path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` and `build` first")
+    path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` and `build` first").path
     refuse_what_is_no_warehouse(path)
     try:
         done = publish(path)
@@ -116,7 +116,7 @@ def purge(
 ) -> None:
     """Apply the retention policies (seeds/retention_policies.csv) to the raw tables."""
     day = parse_cli_as_of(as_of).day
-    path = existing_warehouse(db, missing="nothing to purge")
+    path = existing_warehouse(db, missing="nothing to purge").path
     con = connect(path, read_only=dry_run)
     try:
         results = Purge(
@@ -157,7 +157,8 @@ def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
     the id's bytes remain, verify; audit by hash, never the id in clear (docs/operations.md)."""
     if not user_id.strip():
         raise click.BadParameter("must not be empty", param_hint="--user-id")
-    path = existing_warehouse(db, missing="nothing to erase")
+    warehouse = existing_warehouse(db, missing="nothing to erase")
+    path = warehouse.path
     con = connect(path, read_only=dry_run)  # a dry run writes nothing
     try:
         result = erase(con, user_id, dry_run=dry_run, archive_dir=default_archive_dir(path))
@@ -177,10 +178,13 @@ def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
     failure = None
     if not dry_run and not no_build:  # also when nothing matched now: an earlier --no-build may have left models
         as_of = last_build_as_of(path)  # the report keeps its as-of: an erasure is no reason to move it
-        click.echo(f"rebuilding the marts as of {as_of or 'now (no earlier build recorded)'}")
-        code = build_showing_progress(path, as_of)
-        if code != 0:
-            failure = f"rows erased, but the rebuild failed (exit {code}): run `feedback-analytics build`, then forget"
+        click.echo(f"rebuilding the marts as of {as_of.dbt_var if as_of else 'now (no earlier build recorded)'}")
+        rebuilt = build_showing_progress(path, as_of)
+        if not rebuilt.ok:
+            failure = (
+                f"rows erased, but the rebuild failed (exit {rebuilt.code}): run `feedback-analytics build`, "
+                "then forget"
+            )
     if dry_run:
         click.echo(f"would rewrite {path} ({path.stat().st_size:,} bytes) so that no freed block keeps erased bytes")
     else:
@@ -189,7 +193,7 @@ def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
             f"rewrote {rewrite.path}: {rewrite.bytes_before:,} -> {rewrite.bytes_after:,} bytes in "
             f"{rewrite.seconds:.1f} s (a fresh copy: no freed block keeps erased bytes)"
         )
-    remaining = verify(path, user_id, result.archive_files)
+    remaining = verify(warehouse, user_id, result.archive_files)
     click.echo("verification (every column and archive file decoded again in Python), rows still carrying the id:")
     for where, count in remaining.items():
         click.echo(f"  {where:<44} {count}")
@@ -237,7 +241,7 @@ def nightly(
     Exit codes: 0 every step ok, 1 a step failed, 2 a usage error (a bad option, a missing, unreadable or invalid
     --config: nothing ran), 75 skipped because another nightly run holds the lock (EX_TEMPFAIL)."""
     instant = parse_cli_as_of(as_of)
-    path = warehouse_file(db)
+    path = warehouse_of(db).path
     if config_file is not None:
         check_nightly_config(config_file)
     failed = run_nightly(

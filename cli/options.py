@@ -1,8 +1,11 @@
 """Options shared by every command: the warehouse file, quiet output, the as-of instant, the archive folder.
 
-`--db` is declared here once and resolved here once (`warehouse_file`), through
-the ground floor's `resolve_db_path`: the option, else `FEEDBACK_DB`, else
-`./feedback.duckdb`, a schema-named file refused.
+`--db` is declared here once and resolved here once (`warehouse_of`) into a
+`warehouse.location.Warehouse` (the file and its serving file), through the
+ground floor's one resolution `Warehouse.at`: the option, else `FEEDBACK_DB`,
+else `./feedback.duckdb`, a schema-named file refused. Commands pass that value
+(or its paths) down; nothing below resolves the file again. `--as-of` is parsed
+here once into a UTC `ReportInstant`, which travels typed down to dbt.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import click
 
 from warehouse.as_of import AsOfError, ReportInstant, is_date_only, parse_as_of
 from warehouse.errors import UserError
-from warehouse.location import resolve_db_path
+from warehouse.location import Warehouse
 
 db_option = click.option(
     "--db",
@@ -38,21 +41,21 @@ target_option = click.option(
 )
 
 
-def warehouse_file(db: str | None) -> Path:
-    """The file `--db` names, for every command: an `ingest --db X analyzer ...` group option counts too."""
+def warehouse_of(db: str | None) -> Warehouse:
+    """The warehouse `--db` names, for every command: an `ingest --db X analyzer ...` group option counts too."""
     context = click.get_current_context(silent=True)
     while db is None and context is not None and context.parent is not None:
         context = context.parent
         db = context.params.get("db")
-    return resolve_db_path(db)
+    return Warehouse.at(db)
 
 
-def existing_warehouse(db: str | None, *, missing: str) -> Path:
-    """`warehouse_file`, which must exist; `missing` says what the command cannot do without it."""
-    path = warehouse_file(db)
-    if not path.exists():
-        raise UserError(f"warehouse {path} does not exist: {missing}")
-    return path
+def existing_warehouse(db: str | None, *, missing: str) -> Warehouse:
+    """`warehouse_of`, whose file must exist; `missing` says what the command cannot do without it."""
+    warehouse = warehouse_of(db)
+    if not warehouse.path.exists():
+        raise UserError(f"warehouse {warehouse.path} does not exist: {missing}")
+    return warehouse
 
 
 def parse_cli_as_of(value: str | None, *, refuse_future: bool = True) -> ReportInstant:

@@ -8,12 +8,11 @@ from pathlib import Path
 import click
 import duckdb
 
-from cli.options import db_option, existing_warehouse, parse_cli_as_of, quiet_option
+from cli.options import db_option, existing_warehouse, parse_cli_as_of, quiet_option, warehouse_of
 from operations.export import export as export_relations
 from operations.serving import unpublished_note
 from warehouse.errors import UserError
 from warehouse.export_format import FORMATS
-from warehouse.location import Warehouse, resolve_db_path
 
 
 @click.command("export")
@@ -48,11 +47,12 @@ def export(
     plain numbers excepted) gets a leading ', unless --raw-csv. An unknown name lists the valid ones; so does
     an unknown --tenant.
     """
-    written = export_relations(db, names, fmt, out, raw=raw, tenant=tenant)
+    warehouse = warehouse_of(db)
+    written = export_relations(warehouse, names, fmt, out, raw=raw, tenant=tenant)
     for item in written if not quiet else ():
         click.echo(f"{item.name}: {item.rows:,} rows to {item.path}")
     click.echo(f"exported {len(written)} relations ({sum(i.rows for i in written):,} rows) to {out}")
-    _say_unpublished(resolve_db_path(db))
+    _say_unpublished(warehouse.path)
 
 
 @click.command("report")
@@ -83,7 +83,8 @@ def report(
     """Write one self-contained HTML report (opens from disk, no network) of the marts: headline rates with
     intervals, weekly trends, skills that got worse, hotspots, the eval matrix, retention. It opens with what
     needs attention: significant worsenings, regressions against the pinned baseline, sources that stopped."""
-    path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` and `build` first")
+    warehouse = existing_warehouse(db, missing="run `feedback-analytics ingest ...` and `build` first")
+    path = warehouse.path
     if not out.parent.is_dir():
         raise click.BadParameter(f"folder {out.parent} does not exist", param_hint="--out")
     day = parse_cli_as_of(as_of, refuse_future=False).day if as_of else None
@@ -96,9 +97,7 @@ def report(
     from dashboards.report import build_report, print_pdf, write  # imports Streamlit and Plotly: only here
 
     try:
-        made = build_report(
-            Warehouse.at(path), as_of=day, period_days=int(period_days or DEFAULT_PERIOD), tenant=tenant
-        )
+        made = build_report(warehouse, as_of=day, period_days=int(period_days or DEFAULT_PERIOD), tenant=tenant)
     except WarehouseUnavailable as exc:  # a serving file held by a foreign writer, or one that lacks a mart
         raise UserError(f"cannot read the serving file of {path}: {exc}") from None
     except duckdb.Error as exc:  # published by an older version: a mart or a column of this one is missing
@@ -111,7 +110,7 @@ def report(
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     click.echo(f"wrote {out} ({len(made.html) / 1e6:.1f} MB, {made.charts} charts, data as of {made.as_of})")
-    _say_unpublished(resolve_db_path(db))
+    _say_unpublished(path)
     if pdf:
         print_pdf(out, out.with_suffix(".pdf"))
         click.echo(f"wrote {out.with_suffix('.pdf')}")

@@ -7,10 +7,20 @@ import os
 import re
 import subprocess
 import sys
+import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+import duckdb
+import yaml
+
+from operations.serving import Publication
+from warehouse.as_of import ReportInstant
+from warehouse.connection import connect, wait_until_writable
+from warehouse.errors import UserError
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 DEFAULT_TARGET = "dev"
@@ -53,36 +63,96 @@ def dbt_command(
     return command + list(dbt_args)
 
 
+Sink = Callable[[str], None]
+"""Where a build's lines go as they come (dbt's output, and what the build adds): the CLI's printer or
+progress line, the nightly's logger. Each line ends with a newline."""
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """One node of dbt's run_results.json: its id, status (`success`, `pass`, `error`, `fail`, `skipped`,
+    `warn`, ...) and seconds."""
+
+    unique_id: str
+    status: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What a build did: dbt's exit code, its run results (target/run_results.json, empty when dbt wrote none),
+    what was published to the serving file (None: nothing, e.g. a failed build), the line saying so (or why
+    not; "" when the build says nothing of it) and the output, without colour codes."""
+
+    code: int
+    nodes: tuple[NodeResult, ...]
+    output: str
+    published: Publication | None = None
+    publish_note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0
+
+    @property
+    def summary(self) -> str:
+        """dbt's closing count line, e.g. 'PASS=257 WARN=0 ERROR=0 SKIP=0 TOTAL=257'."""
+        return summary_of(self.output)
+
+    @property
+    def statuses(self) -> Counter[str]:
+        """How many nodes ended in each status."""
+        return Counter(node.status for node in self.nodes)
+
+
+def dbt_target_dir(project_dir: Path = PROJECT_DIR) -> Path:
+    """Where dbt writes target/ (run_results.json): DBT_TARGET_PATH, else target/, relative to the project."""
+    folder = Path(os.environ.get("DBT_TARGET_PATH") or "target")
+    return folder if folder.is_absolute() else project_dir / folder
+
+
+def run_results(target_dir: Path, since: float) -> tuple[NodeResult, ...]:
+    """The nodes of the run_results.json that dbt wrote into `target_dir` after `since` (time.time())."""
+    path = target_dir / "run_results.json"
+    try:
+        if path.stat().st_mtime < since:
+            return ()  # an earlier run's: this one wrote none (dbt failed before running anything)
+        document = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return ()
+    return tuple(
+        NodeResult(str(node["unique_id"]), str(node["status"]), float(node.get("execution_time") or 0))
+        for node in document.get("results", [])
+    )
+
+
 def dbt_build(
     db: Path,
-    as_of: str | None,
+    as_of: ReportInstant | None,
     dbt_args: list[str] | None = None,
     *,
-    capture: bool = False,
+    sink: Sink | None = None,
     unit_tests: bool = False,
-    on_line: Callable[[str], None] | None = None,
     target: str | None = None,
     env: dict[str, str] | None = None,
-) -> tuple[int, str]:
-    """Run dbt build against `db`; returns its exit code and (when captured) its output.
+) -> BuildResult:
+    """Run dbt build against the warehouse file `db` as of `as_of` (None: the macro's rule, macros/as_of/as_of.sql).
 
-    Captured output has no colour codes; `on_line` sees each line of it as dbt prints it. `target` names a
-    profiles.yml target (None: DuckDB), `env` adds environment variables (a Spark target's folder); what a
-    Spark build needs before and after dbt is in operations/spark.py, the choice in operations/targets.py."""
-    from warehouse.connection import wait_until_writable
-
+    Each line of dbt's output, without colour codes, goes to `sink` as dbt prints it and into the result.
+    `target` names a profiles.yml target (None: DuckDB), `env` adds environment variables (a Spark target's
+    folder); what a Spark build needs before and after dbt is in operations/spark.py, the choice in
+    operations/targets.py."""
     wait_until_writable(db)  # a dashboard query in flight finishes first
     env = {
         **os.environ,
         **(env or {}),
         "FEEDBACK_DB": str(db.resolve()),
-        "FEEDBACK_AS_OF": as_of or "",  # not --vars: a new instant each night would force a full re-parse
+        "FEEDBACK_AS_OF": dbt_as_of(as_of),  # not --vars: a new instant each night would force a full re-parse
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        "DBT_USE_COLORS": "false",
     }
     command = dbt_command("build", *(dbt_args or []), unit_tests=unit_tests, target=target)
-    if not capture and on_line is None:
-        return subprocess.run(command, env=env, check=False, stdin=subprocess.DEVNULL).returncode, ""
-    env["DBT_USE_COLORS"] = "false"
+    started = time.time()
     lines = []
     with subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL
@@ -91,9 +161,14 @@ def dbt_build(
         for line in proc.stdout:
             line = ANSI_ESCAPE.sub("", line)
             lines.append(line)
-            if on_line is not None:
-                on_line(line)
-    return proc.returncode, "".join(lines)
+            if sink is not None:
+                sink(line)
+    return BuildResult(proc.returncode, run_results(dbt_target_dir(), started), "".join(lines))
+
+
+def dbt_as_of(as_of: ReportInstant | None) -> str:
+    """The instant as dbt receives it (FEEDBACK_AS_OF): the only place it becomes text; "" for none."""
+    return "" if as_of is None else as_of.dbt_var
 
 
 @dataclass(frozen=True)
@@ -111,8 +186,6 @@ class Target:
 
 def profile_targets(project_dir: Path = PROJECT_DIR) -> dict[str, Target]:
     """The targets profiles.yml declares."""
-    import yaml
-
     profile = yaml.safe_load((project_dir / "profiles.yml").read_text())["feedback_analytics"]
     return {
         name: Target(name, str(output.get("type")), output.get("method")) for name, output in profile["outputs"].items()
@@ -122,8 +195,6 @@ def profile_targets(project_dir: Path = PROJECT_DIR) -> dict[str, Target]:
 def resolve_target(name: str | None, project_dir: Path = PROJECT_DIR) -> Target | None:
     """The named target to build on (None: `dev`, DuckDB); an unknown name, or the read-only `serving` target,
     is one line listing the valid ones."""
-    from warehouse.errors import UserError
-
     if name is None:
         return None
     targets = {key: value for key, value in profile_targets(project_dir).items() if key not in READ_ONLY_TARGETS}
@@ -161,14 +232,14 @@ class BuildProgress:
             self.stream.write(f"\rdbt build: {self.done:,} of {self.total:,} nodes done")
             self.stream.flush()
 
-    def finish(self, code: int, output: str) -> None:
+    def finish(self, result: BuildResult) -> None:
         if self.total:
             self.stream.write("\n")
-        if code != 0:
-            lines = output.splitlines()
+        if not result.ok:
+            lines = result.output.splitlines()
             start = next((i for i, line in enumerate(lines) if "Completed with" in line), max(len(lines) - 40, 0))
             self.stream.write("\n".join(line for line in lines[start:] if line.strip()) + "\n")
-        self.stream.write(summary_of(output) + "\n")
+        self.stream.write(result.summary + "\n")
         self.stream.flush()
 
 
@@ -190,12 +261,8 @@ def selects(dbt_args: tuple[str, ...] | list[str]) -> bool:
     )
 
 
-def last_build_as_of(db: Path) -> str | None:
-    """The as-of instant of the last build (marts.build_info), for dbt's `as_of` var; None when none is recorded."""
-    import duckdb
-
-    from warehouse.connection import connect
-
+def last_build_as_of(db: Path) -> ReportInstant | None:
+    """The as-of instant of the last build (marts.build_info); None when none is recorded."""
     con = connect(db, read_only=True)
     try:
         rows = con.execute("select as_of_at from marts.build_info").fetchall()
@@ -203,4 +270,4 @@ def last_build_as_of(db: Path) -> str | None:
         return None
     finally:
         con.close()
-    return rows[0][0].isoformat(timespec="microseconds") + "Z" if rows and rows[0][0] else None
+    return ReportInstant(rows[0][0]) if rows and rows[0][0] else None

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from operations.erasure import ARCHIVED_TABLE, FREE_TEXT_COLUMNS, ID_CHARACTERS_PY, NUMBER_PATTERN, USER_COLUMNS
 from warehouse.connection import connect
-from warehouse.location import serving_path
+from warehouse.location import Warehouse
 from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote
 
@@ -171,19 +171,19 @@ def _scan_tables(con: duckdb.DuckDBPyConnection, finder: _Finder, counts: dict[s
     return columns
 
 
-def verify(db: Path, user_id: str, archives: Iterable[Path]) -> dict[str, int]:
+def verify(warehouse: Warehouse, user_id: str, archives: Iterable[Path]) -> dict[str, int]:
     """Step 4: rows still carrying the id, by place. In-scope places always appear; `raw.other_columns`,
     `models.all_columns` (the dbt-built tables), `serving.all_columns` (the serving file the dashboard reads)
     and `archive.other_columns` sum the rest, whose places appear on their own when they are not zero."""
     finder = _Finder(user_id)
     counts: dict[str, int] = {}
-    con = connect(db, read_only=True)
+    con = connect(warehouse.path, read_only=True)
     try:
         columns = _scan_tables(con, finder, counts)
     finally:
         con.close()
     json_columns = [(t, c) for s, t, c, d in columns if s == "raw" and d == "JSON" and t in DATA_TABLES]
-    serving = serving_path(db)
+    serving = warehouse.serving
     if serving.exists():
         with duckdb.connect(str(serving), read_only=True) as published:
             _scan_tables(published, finder, counts, prefix="serving.")

@@ -20,7 +20,6 @@ one is refused in one line that names it, before any file is written.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from warehouse.access import EVERYTHING, Scope
 from warehouse.connection import connect_serving
 from warehouse.errors import UserError
 from warehouse.export_format import CSV_TIMESTAMP, FORMATS, neutralise_sql
-from warehouse.location import serving_path
+from warehouse.location import Warehouse
 from warehouse.private_files import install, make_folder, staging_folder
 from warehouse.scoped import relations, scoped
 from warehouse.sql import quote, sql_literal
@@ -128,7 +127,7 @@ def _refuse_tenantless(con: duckdb.DuckDBPyConnection, catalog: str, names: Sequ
 
 
 def export(
-    db: str | os.PathLike[str] | None,
+    warehouse: Warehouse,
     names: Sequence[str],
     fmt: str,
     out: Path,
@@ -146,7 +145,7 @@ def export(
         raise UserError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}", exit_code=2)
     if raw and fmt != "csv":
         raise UserError("--raw-csv is for --format csv: Parquet always holds the values as stored", exit_code=2)
-    con = connect_serving(db, attached=True)
+    con = connect_serving(warehouse, attached=True)
     try:
         catalog = con.execute("select current_database()").fetchone()[0]
         if tenant is not None:
@@ -155,7 +154,7 @@ def export(
             scope = scope.narrowed(key)
         valid = exportable(con)
         if not valid:
-            raise UserError(f"the serving file {serving_path(db)} holds no marts: run `feedback-analytics build`")
+            raise UserError(f"the serving file {warehouse.serving} holds no marts: run `feedback-analytics build`")
         unknown = [name for name in names if name not in valid]
         if unknown:
             raise UserError(

@@ -27,7 +27,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TextIO
 
+from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies, read_purge_settings
+from operations.targets import build_on_target
 from warehouse.as_of import ReportInstant
+from warehouse.connection import connect
 from warehouse.errors import UserError
 from warehouse.printable import printable
 from warehouse.private_files import open_private
@@ -141,9 +144,6 @@ def run_step(name: str, work: Callable[[], str], logger: logging.Logger) -> Step
 
 
 def _purge_step(db: Path, day: dt.date, archive_dir: Path | None, config_file: Path | None) -> str:
-    from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies, read_purge_settings
-    from warehouse.connection import connect
-
     settings = read_purge_settings(config_file)
     con = connect(db)
     try:
@@ -165,21 +165,24 @@ def _purge_step(db: Path, day: dt.date, archive_dir: Path | None, config_file: P
 
 
 def _build_step(db: Path, as_of: ReportInstant, logger: logging.Logger, verbose: bool, target: str | None) -> str:
-    from operations.build import summary_of
-    from operations.targets import build_on_target
+    """The build, dbt's lines to the log file as they come (and to stdout with --verbose); the summary from the
+    build's result."""
 
-    def live(line: str) -> None:
-        sys.stdout.write(line)
-        sys.stdout.flush()
+    def sink(line: str) -> None:  # one record per line: each starts with the time and level
+        if line.strip():
+            logger.info("dbt: %s", line.rstrip("\n"), extra=DETAIL)
+        if verbose:
+            sys.stdout.write(line)
+            sys.stdout.flush()
 
-    code, output = build_on_target(db, as_of.dbt_var, capture=True, on_line=live if verbose else None, target=target)
     logger.info("dbt output:", extra=DETAIL)
-    for line in output.strip().splitlines():  # one record per line: each starts with the time and level
-        logger.info("dbt: %s", line, extra=DETAIL)
-    if code != 0:
-        raise UserError(f"dbt build exited {code}: {summary_of(output)} (nothing published)")
-    published = [line.split(" to ", 1)[0] for line in output.splitlines() if line.startswith("published ")]
-    return summary_of(output) + (f"; {published[-1]}" if published else "")
+    result = build_on_target(db, as_of, sink=sink, target=target)
+    if not result.ok:
+        raise UserError(f"dbt build exited {result.code}: {result.summary} (nothing published)")
+    done = result.published
+    return result.summary + (
+        f"; published {done.relations} marts ({done.rows:,} rows)" if done and done.relations else ""
+    )
 
 
 def run_nightly(

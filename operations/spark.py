@@ -20,6 +20,7 @@ FEEDBACK_SPARK_WAREHOUSE names the folder Spark's schemas land in
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -27,11 +28,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
-from operations.build import Target, dbt_build, dbt_command
+from operations.build import BuildResult, Sink, Target, dbt_build, dbt_command
 from operations.lake import LakeExport, default_lake_dir, export_lake
+from warehouse.as_of import ReportInstant
 from warehouse.connection import connect
 from warehouse.errors import UserError
 from warehouse.sql import quote, sql_literal
@@ -215,32 +216,26 @@ def publish_marts(db: Path, catalog: list[dict]) -> int:
 
 def spark_build(
     db: Path,
-    as_of: str | None,
+    as_of: ReportInstant | None,
     target: Target,
     dbt_args: list[str] | None = None,
     *,
-    capture: bool = False,
+    sink: Sink | None = None,
     unit_tests: bool = False,
-    on_line: Callable[[str], None] | None = None,
-) -> tuple[int, str]:
-    """Check, write the lake, `dbt build --target <spark target>`, copy the marts into `db` (see the module)."""
+) -> BuildResult:
+    """Check, write the lake, `dbt build --target <spark target>`, copy the marts into `db` (see the module); the
+    lines beside dbt's own go to `sink` and into the result's output as dbt's do."""
     spark_warehouse = spark_warehouse_dir(db)
     check_spark_target(target, spark_warehouse)
-    notes: list[str] = []
-
-    def say(line: str) -> None:  # beside dbt's own output: shown the same way, captured with it
-        notes.append(line)
-        if on_line is not None:
-            on_line(line)
-        elif not capture:
-            print(line, end="", flush=True)
-
-    say(export_lake_of(db, spark_warehouse).summary() + "\n")
+    lake = export_lake_of(db, spark_warehouse).summary() + "\n"
+    if sink is not None:
+        sink(lake)
     env = spark_environment(spark_warehouse)
-    code, output = dbt_build(
-        db, as_of, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line, target=target.name, env=env
-    )
-    if code == 0:
+    result = dbt_build(db, as_of, dbt_args, sink=sink, unit_tests=unit_tests, target=target.name, env=env)
+    copied = ""
+    if result.ok:
         published = publish_marts(db, mart_catalog(target, env))
-        say(f"copied {published} marts from {spark_warehouse / 'marts.db'} into {db}\n")
-    return code, notes[0] + output + "".join(notes[1:]) if capture else output
+        copied = f"copied {published} marts from {spark_warehouse / 'marts.db'} into {db}\n"
+        if sink is not None:
+            sink(copied)
+    return dataclasses.replace(result, output=lake + result.output + copied)

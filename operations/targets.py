@@ -2,105 +2,125 @@
 `spark_local` on Spark (operations/spark.py: lake first, marts copied back afterwards). After a successful build
 on either engine the marts are published to the serving file the dashboard reads (operations/serving.py): on
 DuckDB by dbt's own on-run-end hook (operations/dbt_plugin.py, as for a plain `dbt build`), on Spark here,
-once the marts are copied back; a failed build publishes nothing."""
+once the marts are copied back; a failed build publishes nothing. Either way the build returns a `BuildResult`
+saying what was published."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 
-from operations.build import BuildProgress, dbt_build, resolve_target
-from operations.serving import publish
+from operations.build import BuildProgress, BuildResult, Sink, dbt_build, resolve_target
+from operations.serving import Publication, publish
 from operations.spark import spark_build
+from warehouse.as_of import ReportInstant
 from warehouse.build_record import publish_hint
 from warehouse.errors import UserError
 
-# what the on-run-end hook logs (macros/publish/publish_serving_file.sql), after dbt's time stamp
-HOOK_LINE = re.compile(r"^(?:\S+\s+)?((?:published|nothing published|not published:) .*?)\s*$")
+# the one line the on-run-end hook logs (operations/dbt_plugin.py's `publish_build`), after dbt's time stamp
+HOOK_LINE = re.compile(r"^(?:\S+\s+)?((?:published|nothing published:|not published:) .*?)\s*$")
+PUBLISHED = re.compile(
+    r"^published (?P<relations>\d+) marts \((?P<rows>[\d,]+) rows\) to (?P<path>.+) in (?P<seconds>[\d.]+) s "
+)
+NOTHING_PUBLISHED = re.compile(r"^nothing published: .*\((?P<path>.+) unchanged\)$")
+
+
+def published_line(done: Publication) -> str:
+    """What a publish says (the same words as the hook's, operations/dbt_plugin.py)."""
+    if not done.relations:
+        return f"nothing published: the warehouse has no marts yet ({done.path} unchanged)"
+    return (
+        f"published {done.relations} marts ({done.rows:,} rows) to {done.path} in {done.seconds:.1f} s "
+        "(the file the dashboard, report, export and mf read)"
+    )
+
+
+def hook_publication(output: str) -> tuple[Publication | None, str]:
+    """What dbt's on-run-end hook published, read from the one line it logs (dbt gives a hook no other way out):
+    the Publication (None when nothing was) and the line; (None, "") when the hook said nothing."""
+    hooked = [match[1] for line in output.splitlines() if (match := HOOK_LINE.match(line))]
+    if not hooked:
+        return None, ""
+    line = hooked[-1]
+    if match := PUBLISHED.match(line):
+        rows = int(match["rows"].replace(",", ""))
+        return Publication(Path(match["path"]), int(match["relations"]), rows, float(match["seconds"])), line
+    if match := NOTHING_PUBLISHED.match(line):
+        return Publication(Path(match["path"]), 0, 0, 0.0), line
+    return None, line
 
 
 def build_on_target(
     db: Path,
-    as_of: str | None,
+    as_of: ReportInstant | None,
     dbt_args: list[str] | None = None,
     *,
     target: str | None = None,
-    capture: bool = False,
+    sink: Sink | None = None,
     unit_tests: bool = False,
-    on_line: Callable[[str], None] | None = None,
-) -> tuple[int, str]:
-    """`dbt build` of `db` on the named target (None: DuckDB); exit code and (when captured) the output.
-    An unknown target, and whatever a Spark target lacks, raise UserError before anything runs."""
+) -> BuildResult:
+    """`dbt build` of the warehouse file `db` on the named target (None: DuckDB), its lines to `sink`; the
+    result says what was published. An unknown target, and whatever a Spark target lacks, raise UserError before
+    anything runs."""
     given = next((arg for arg in dbt_args or [] if arg in ("--target", "-t") or arg.startswith("--target=")), None)
     if given is not None:  # dbt's own flag would skip what a Spark build needs and publish under the wrong engine
         raise UserError(
             f"give the target to the command, not to dbt: `build --target NAME` (not `-- {given} ...`)", exit_code=2
         )
     resolved = resolve_target(target)
-    if resolved is not None and resolved.is_spark:
-        code, output = spark_build(
-            db, as_of, resolved, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line
-        )
-    else:
-        code, output = dbt_build(
-            db, as_of, dbt_args, capture=capture, unit_tests=unit_tests, on_line=on_line, target=target
-        )
-    if code != 0:
-        return code, output
-    if resolved is None or not resolved.is_spark:  # dbt's on-run-end hook published (operations/dbt_plugin.py)
-        hooked = [match[1] for line in output.splitlines() if (match := HOOK_LINE.match(line))]
-        if hooked and (capture or on_line is not None):
-            _say(hooked[-1] + "\n", capture=capture, on_line=on_line)
-            return code, output + hooked[-1] + "\n"
-        return code, output
+    if resolved is None or not resolved.is_spark:  # dbt's on-run-end hook publishes (operations/dbt_plugin.py)
+        result = dbt_build(db, as_of, dbt_args, sink=sink, unit_tests=unit_tests, target=target)
+        if not result.ok:
+            return result
+        published, line = hook_publication(result.output)
+        return dataclasses.replace(result, published=published, publish_note=line)
+    result = spark_build(db, as_of, resolved, dbt_args, sink=sink, unit_tests=unit_tests)
+    if not result.ok:
+        return result
     try:
         done = publish(db, engine=resolved.name)
     except (duckdb.Error, OSError, UserError) as exc:  # built, not published: the dashboard keeps the old marts
         line = (
             f"built, but not published (the dashboard shows the last published marts): {str(exc).splitlines()[0]}; "
-            f"publish with `{publish_hint(db)}`\n"
+            f"publish with `{publish_hint(db)}`"
         )
-        _say(line, capture=capture, on_line=on_line)
-        return 1, output + line if capture or on_line is not None else output
-    line = (
-        f"published {done.relations} marts ({done.rows:,} rows) to {done.path} in {done.seconds:.1f} s "
-        "(the file the dashboard, report, export and mf read)\n"
-        if done.relations
-        else f"nothing published: the warehouse has no marts yet ({done.path} unchanged)\n"
-    )
-    _say(line, capture=capture, on_line=on_line)
-    return code, output + line if capture or on_line is not None else output
+        return _said(dataclasses.replace(result, code=1, publish_note=line), sink)
+    return _said(dataclasses.replace(result, published=done, publish_note=published_line(done)), sink)
 
 
-def _say(line: str, *, capture: bool, on_line: Callable[[str], None] | None) -> None:
-    if on_line is not None:
-        on_line(line)
-    elif not capture:
-        sys.stdout.write(line)
-        sys.stdout.flush()
+def _said(result: BuildResult, sink: Sink | None) -> BuildResult:
+    """The publish line to the sink, beside dbt's output, and into the result's output."""
+    line = result.publish_note + "\n"
+    if sink is not None:
+        sink(line)
+    return dataclasses.replace(result, output=result.output + line)
+
+
+def print_line(line: str) -> None:
+    """The command line's sink off a terminal: each line as it comes."""
+    sys.stdout.write(line)
+    sys.stdout.flush()
 
 
 def build_showing_progress(
     db: Path,
-    as_of: str | None,
+    as_of: ReportInstant | None,
     dbt_args: list[str] | None = None,
     *,
     unit_tests: bool = False,
     target: str | None = None,
-) -> int:
-    """`dbt build`: on a terminal, a progress line and the summary; otherwise dbt's own output."""
+) -> BuildResult:
+    """`dbt build`: on a terminal, a progress line, the summary and what was published; otherwise dbt's own
+    output as it comes."""
     if not sys.stdout.isatty():
-        return build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, target=target)[0]
+        return build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, target=target, sink=print_line)
     progress = BuildProgress(sys.stdout)
-    code, output = build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, on_line=progress, target=target)
-    progress.finish(code, output)
-    published = [
-        line for line in output.splitlines() if line.startswith(("published ", "nothing published", "built, but not"))
-    ]
-    if published:
-        print(published[-1], flush=True)
-    return code
+    result = build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, sink=progress, target=target)
+    progress.finish(result)
+    if result.publish_note:
+        print(result.publish_note, flush=True)
+    return result

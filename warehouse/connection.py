@@ -21,7 +21,7 @@ from typing import TypeVar
 import duckdb
 
 from warehouse.errors import UserError, WarehouseLocked
-from warehouse.location import refuse_what_is_no_warehouse, resolve_db_path, serving_path
+from warehouse.location import Warehouse, refuse_what_is_no_warehouse
 from warehouse.private_files import made_private
 from warehouse.raw_tables import ensure_raw_schema, missing_raw_tables
 from warehouse.sql import quote, sql_literal
@@ -115,9 +115,8 @@ def _configure(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"set memory_limit = {sql_literal(memory_limit())}")
 
 
-def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse (creating it and the raw schema unless read-only)."""
-    path = resolve_db_path(db)
+def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse file `path` (creating it and the raw schema unless read-only)."""
     if read_only:
         _refuse_missing(path, "`feedback-analytics ingest ...`")
     if not read_only and path.parent and not path.parent.exists():
@@ -141,16 +140,15 @@ def connect(db: str | os.PathLike[str] | None, *, read_only: bool = False) -> du
     return con
 
 
-def connect_serving(db: str | os.PathLike[str] | None, *, attached: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the serving file of the warehouse `db` read-only (what the last successful build published;
+def connect_serving(warehouse: Warehouse, *, attached: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the serving file of `warehouse` read-only (what the last successful build published;
     operations/serving.py), in UTC: for readers of marts, which never open the warehouse file itself. A
     publish renames a new file over it; this connection keeps reading the one it opened. `attached`: an
     in-memory DuckDB with the file attached read-only as its default database (`serving_file`), so the reader
     can add a catalog of its own beside it (warehouse/scoped.py)."""
-    path = resolve_db_path(db)
-    _refuse_missing(path, "`feedback-analytics ingest ...` and `build`")
-    refuse_what_is_no_warehouse(path)
-    serving = serving_path(path)
+    _refuse_missing(warehouse.path, "`feedback-analytics ingest ...` and `build`")
+    refuse_what_is_no_warehouse(warehouse.path)
+    serving = warehouse.serving
     if not serving.is_file():
         raise UserError(
             f"no serving file {serving}: the warehouse was never built (or only by an older version); "
@@ -184,8 +182,7 @@ def attach_read_only(con: duckdb.DuckDBPyConnection, path: Path, alias: str, *, 
     )
 
 
-def wait_until_writable(db: str | os.PathLike[str] | None) -> None:
-    """Return once this process could open the warehouse for writing (e.g. before handing it to dbt)."""
-    path = resolve_db_path(db)
+def wait_until_writable(path: Path) -> None:
+    """Return once this process could open the warehouse file `path` for writing (e.g. before handing it to dbt)."""
     if path.exists():
         wait_out_lock(lambda: duckdb.connect(str(path)), path, wait_seconds=lock_wait_seconds()).close()

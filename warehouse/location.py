@@ -1,10 +1,10 @@
 """Where the warehouse file is, and whether a path can be one.
 
-Every part resolves the file the same way: `--db PATH`, else the
-`FEEDBACK_DB` environment variable, else `./feedback.duckdb` (dbt's
-`profiles.yml` reads the same variable; the command line exports it to dbt
-and to the dashboard). The dashboard reads the warehouse's serving file
-(`serving_path`), which every successful build publishes.
+`Warehouse.at` is the one resolution of the file: `--db PATH`, else the
+`FEEDBACK_DB` environment variable, else `./feedback.duckdb`. The command line
+(and the dashboard's entry point) calls it once and passes the `Warehouse`
+down; below that everything takes a `Path`. The serving file's name is derived
+here (`serving_path`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ RESERVED_DB_NAMES = frozenset(
 DUCKDB_MAGIC = b"DUCK"
 
 
-def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
-    """`--db`, else `FEEDBACK_DB`, else `./feedback.duckdb`; refuses a file named like a schema."""
-    path = Path(db or os.environ.get("FEEDBACK_DB") or DEFAULT_DB)
+def refuse_schema_name(path: Path) -> Path:
+    """`path`, unless its name clashes with a schema or catalog (DuckDB names the database after the file)."""
     name = path.name.split(".")[0].lower()
     if name in RESERVED_DB_NAMES:
         raise UserError(
@@ -59,10 +58,9 @@ def refuse_what_is_no_warehouse(path: Path) -> None:
 SERVING_SUFFIX = ".serving.duckdb"
 
 
-def serving_path(db: str | os.PathLike[str] | None = None) -> Path:
-    """The serving file of a warehouse: `<stem>.serving.duckdb` beside it (operations/serving.py publishes it,
-    the dashboard reads it and nothing else)."""
-    path = resolve_db_path(db)
+def serving_path(path: Path) -> Path:
+    """The serving file of the warehouse file `path`: `<stem>.serving.duckdb` beside it (operations/serving.py
+    publishes it, the dashboard reads it and nothing else). The one place its name is derived."""
     stem = path.name[: -len(".duckdb")] if path.name.endswith(".duckdb") else path.name
     return path.with_name(stem + SERVING_SUFFIX)
 
@@ -78,7 +76,7 @@ class Warehouse:
     @classmethod
     def at(cls, db: str | os.PathLike[str] | None = None) -> Warehouse:
         """The one resolution: `--db`, else `FEEDBACK_DB`, else `./feedback.duckdb` (as given, for messages)."""
-        path = resolve_db_path(db)
+        path = refuse_schema_name(Path(db or os.environ.get("FEEDBACK_DB") or DEFAULT_DB))
         return cls(path, serving_path(path))
 
     @property
