@@ -14,7 +14,7 @@ import click
 from cli.app_commands import dashboard, demo_data
 from cli.ingest_commands import ingest, quarantine
 from cli.operations_commands import build, forget, nightly, publish_command, purge
-from cli.share_commands import export, report
+from cli.share_commands import export, report, serving_path_command
 from warehouse.errors import UserError
 from warehouse.printable import printable
 from warehouse.private_files import keep_private
@@ -38,6 +38,7 @@ for command in (
     dashboard,
     export,
     report,
+    serving_path_command,
 ):
     cli.add_command(command)
 

@@ -55,6 +55,15 @@ def export(
     _say_unpublished(warehouse.path)
 
 
+@click.command("serving-path")
+@db_option
+def serving_path_command(db: str | None) -> None:
+    """Print the warehouse's serving file (what the last successful build published), for tools that read the
+    marts themselves: `export FEEDBACK_SERVING_DB=$(feedback-analytics serving-path)` points MetricFlow's `mf`
+    at it (profiles.yml's `serving` target; docs/metrics.md)."""
+    click.echo(str(warehouse_of(db).serving.resolve()))
+
+
 @click.command("report")
 @click.option(
     "--out",

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from tests.support.dashboard import DemoWarehouse, copy_warehouse, demo_or_fail
+from warehouse.location import serving_path
 
 pytestmark = pytest.mark.slow
 
@@ -35,6 +36,14 @@ class SemanticLayer:
     def __init__(self, project: Path, db: Path) -> None:
         self.project, self.db = project, db
         self.env = {**os.environ, "FEEDBACK_DB": str(db), "DBT_PROJECT_DIR": str(project)}
+        # as docs/metrics.md tells analysts: the serving file's name from the command line, never derived again
+        self.env["FEEDBACK_SERVING_DB"] = subprocess.run(
+            [str(BIN / "feedback-analytics"), "serving-path", "--db", str(db)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout.strip()
         self.env.pop("FEEDBACK_DBT_TARGET", None)  # dbt parse: the warehouse's own target
         self.env.pop("DBT_TARGET_PATH", None)
 
@@ -98,6 +107,24 @@ def test_validate_configs_passes_against_the_warehouse(layer: SemanticLayer) -> 
     for step in ("the semantics of built manifest", "semantic models against data warehouse", "metrics against data"):
         assert f"Successfully validated {step}" in output, (step, output[-4000:])
     assert "ERRORS: 0" in output and "ERROR:" not in output.replace("ERRORS: 0", "")
+
+
+def test_serving_path_names_the_serving_file_and_mf_without_it_names_the_variable(
+    layer: SemanticLayer, tmp_path: Path
+) -> None:
+    assert layer.env["FEEDBACK_SERVING_DB"] == str(serving_path(layer.db).resolve())
+    env = {key: value for key, value in layer.env.items() if key != "FEEDBACK_SERVING_DB"}
+    done = subprocess.run(
+        [str(BIN / "mf"), "query", "--metrics", "invocations", "--csv", str(tmp_path / "out.csv"), "--quiet"],
+        cwd=layer.project,
+        env={**env, "FEEDBACK_DBT_TARGET": "serving"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode != 0
+    assert "FEEDBACK_SERVING_DB-is-not-set" in done.stdout + done.stderr
+    assert not (tmp_path / "out.csv").exists()
 
 
 def test_session_rates_per_day_and_surface_are_session_feedback_daily(layer: SemanticLayer, tmp_path: Path) -> None:
