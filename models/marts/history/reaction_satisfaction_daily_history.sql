@@ -13,7 +13,9 @@ with daily as (
     select * from {{ ref('reaction_satisfaction_daily') }}
 ),
 
-rates as (
+-- the daily mart's counts and rate as they are (reaction_satisfaction_rate),
+-- stamped with the build's report instant
+stamped as (
     select
         reaction_date,
         origin,
@@ -21,9 +23,11 @@ rates as (
         not_ok,
         neutral,
         reactions,
-        {{ rate_with_interval('ok', 'ok + not_ok + neutral', 'satisfaction_rate') }},
+        satisfaction_rate,
+        satisfaction_rate_ci_low,
+        satisfaction_rate_ci_high,
         {{ as_of_timestamp() }} as computed_as_of
     from daily
 )
 
-select * from rates
+select * from stamped

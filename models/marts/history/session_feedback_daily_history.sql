@@ -15,18 +15,9 @@ with daily as (
     select * from {{ ref('session_feedback_daily') }}
 ),
 
-counts as (
-    select
-        feedback_date,
-        source,
-        positive,
-        negative,
-        skip,
-        responses
-    from daily
-),
-
-rates as (
+-- the daily mart's counts and rates as they are (session_answer_rates),
+-- stamped with the build's report instant
+stamped as (
     select
         feedback_date,
         source,
@@ -34,10 +25,14 @@ rates as (
         negative,
         skip,
         responses,
-        {{ rate_with_interval('positive', 'positive + negative', 'positive_rate') }},
-        {{ rate_with_interval('skip', 'responses', 'skip_rate') }},
+        positive_rate,
+        positive_rate_ci_low,
+        positive_rate_ci_high,
+        skip_rate,
+        skip_rate_ci_low,
+        skip_rate_ci_high,
         {{ as_of_timestamp() }} as computed_as_of
-    from counts
+    from daily
 )
 
-select * from rates
+select * from stamped

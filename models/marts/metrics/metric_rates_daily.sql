@@ -5,7 +5,7 @@
 --   answers, all surfaces, by surface, by modality and by turn-count bucket;
 -- - session_skip_rate: skip / responses, the same segments;
 -- - reaction_satisfaction: ok / active turn reactions, all origins and by
---   origin, per tenant and project (turn_reactions_active);
+--   origin, per tenant and project (int_reactions__counted);
 -- - reaction_flip_rate: (replacements + clears) / user reactions;
 -- - correction_rate: weighted corrections / invocations, all skills and by
 --   skill (the daily history, which outlives purges);
@@ -35,8 +35,8 @@ session_by_modality as (
     select * from {{ ref('session_feedback_by_modality') }}
 ),
 
-active_reactions as (
-    select * from {{ ref('turn_reactions_active') }}
+reaction_counted as (
+    select * from {{ ref('int_reactions__counted') }}
 ),
 
 reaction_changes as (
@@ -82,9 +82,9 @@ reaction_counts as (
         origin,
         tenant,
         project,
-        count(case when reaction = 'ok' then 1 end) as ok,
-        count(*) as reactions
-    from active_reactions
+        cast(sum(ok) as bigint) as ok,
+        cast(sum(reactions) as bigint) as reactions
+    from reaction_counted
     group by reaction_date, origin, tenant, project
 ),
 
@@ -92,10 +92,8 @@ reaction_counts as (
 -- metric repeats every row of its primary split (surfaces, origins, skills,
 -- golden set x agent), summed below.
 series as (
-    {%- for metric, successes, trials in [
-        ('session_positive_rate', 'positive', 'positive + negative'),
-        ('session_skip_rate', 'skip', 'responses'),
-    ] %}
+    {%- for rate_name, successes, trials in session_answer_rate_terms() %}
+        {%- set metric = 'session_' ~ rate_name %}
         select
             '{{ metric }}' as metric,
             'all' as segment_type,

@@ -5,57 +5,52 @@
 -- across sources, with its display name (int_tenants__mapped);
 -- source_tenant_id is the reactions' own tenant.
 
-with active as (
-    select * from {{ ref('int_reactions__active') }}
+with counted as (
+    select * from {{ ref('int_reactions__counted') }}
 ),
 
-tenants as (
-    select * from {{ ref('int_tenants__mapped') }}
-    where source_system = 'turn_reactions'
-),
-
-counts_per_conversation as (
+sums_per_conversation as (
     select
-        tenant as source_tenant_id,
+        tenant,
+        tenant_name,
+        source_tenant_id,
         project,
         conversation_id,
-        max(reacted_at) as last_activity_at,
-        count(*) as total,
-        -- `user` and `machine` are the report's names (not reserved in DuckDB or Spark)
-        count(case when origin = 'user' then 1 end) as user,  -- noqa: RF04
-        count(case when origin = 'machine' then 1 end) as machine,
-        count(case when counted_reaction = 'ok' then 1 end) as ok,
-        count(case when counted_reaction = 'not_ok' then 1 end) as not_ok,
-        -- a machine reaction without a value is neutral (counted_reaction), as in the platform's report
-        count(case when counted_reaction = 'neutral' then 1 end) as neutral,
-        min(reacted_at) as first_activity_at,
+        max(last_reacted_at) as last_activity_at,
+        sum(reactions) as total,
+        sum(case when origin = 'user' then reactions else 0 end) as user_reactions,
+        sum(case when origin = 'machine' then reactions else 0 end) as machine_reactions,
+        sum(ok) as ok,
+        sum(not_ok) as not_ok,
+        sum(neutral) as neutral,
+        min(first_reacted_at) as first_activity_at,
         count(distinct turn_id) as turns_with_feedback
-    from active
-    group by tenant, project, conversation_id
+    from counted
+    group by tenant, tenant_name, source_tenant_id, project, conversation_id
 ),
 
-with_tenant as (
+-- counts as bigint, as the counts they sum (a DuckDB sum of bigint is a hugeint)
+counts_per_conversation as (
     select
-        tenants.tenant_key as tenant,
-        tenants.tenant_name,
-        counts_per_conversation.source_tenant_id,
-        counts_per_conversation.project,
-        counts_per_conversation.conversation_id,
-        counts_per_conversation.last_activity_at,
-        counts_per_conversation.total,
-        counts_per_conversation.user,  -- noqa: RF04
-        counts_per_conversation.machine,
-        counts_per_conversation.ok,
-        counts_per_conversation.not_ok,
-        counts_per_conversation.neutral,
-        counts_per_conversation.first_activity_at,
-        counts_per_conversation.turns_with_feedback
-    from counts_per_conversation
-    left join tenants
-        on counts_per_conversation.source_tenant_id = tenants.source_tenant_id
+        tenant,
+        tenant_name,
+        source_tenant_id,
+        project,
+        conversation_id,
+        last_activity_at,
+        cast(total as bigint) as total,
+        -- `user` and `machine` are the report's names (not reserved in DuckDB or Spark)
+        cast(user_reactions as bigint) as user,  -- noqa: RF04
+        cast(machine_reactions as bigint) as machine,
+        cast(ok as bigint) as ok,
+        cast(not_ok as bigint) as not_ok,
+        cast(neutral as bigint) as neutral,
+        first_activity_at,
+        turns_with_feedback
+    from sums_per_conversation
 )
 
 -- Stored by last activity (noqa: sorted on purpose): the dashboard lists the
 -- conversations of a period and reads only the row groups of that period.
-select * from with_tenant  -- noqa: CV13
+select * from counts_per_conversation  -- noqa: CV13
 order by last_activity_at, tenant, project, conversation_id

@@ -1,6 +1,7 @@
 -- One row per conversation of conversation_feedback_summary with its
 -- satisfaction rate, ok / (ok + not_ok + neutral) active reactions, and the
--- rate's 95% Wilson interval: the Conversations page's list.
+-- rate's 95% Wilson interval (reaction_satisfaction_rate): the
+-- Conversations page's list.
 
 with conversations as (
     select * from {{ ref('conversation_feedback_summary') }}
@@ -20,7 +21,7 @@ rates as (
         ok,
         not_ok,
         neutral,
-        {{ rate_with_interval('ok', 'ok + not_ok + neutral', 'satisfaction_rate') }}
+        {{ reaction_satisfaction_rate() }}
     from conversations
 )
 

@@ -1,23 +1,24 @@
 -- Satisfaction per UTC day and origin (user, machine) from the active
 -- reactions as of the report instant:
 --   satisfaction_rate = ok / (ok + not_ok + neutral)
--- with its 95% Wilson interval.
+-- with its 95% Wilson interval (reaction_satisfaction_rate). The counts are
+-- int_reactions__counted's, summed over tenants, projects, conversations
+-- and turns.
 
-with active as (
-    select * from {{ ref('int_reactions__active') }}
+with counted as (
+    select * from {{ ref('int_reactions__counted') }}
 ),
 
 counts_per_day_and_origin as (
     select
-        cast(reacted_at as date) as reaction_date,
+        reaction_date,
         origin,
-        count(case when counted_reaction = 'ok' then 1 end) as ok,
-        count(case when counted_reaction = 'not_ok' then 1 end) as not_ok,
-        -- a machine reaction without a value is neutral (counted_reaction)
-        count(case when counted_reaction = 'neutral' then 1 end) as neutral,
-        count(*) as reactions
-    from active
-    group by cast(reacted_at as date), origin
+        cast(sum(ok) as bigint) as ok,
+        cast(sum(not_ok) as bigint) as not_ok,
+        cast(sum(neutral) as bigint) as neutral,
+        cast(sum(reactions) as bigint) as reactions
+    from counted
+    group by reaction_date, origin
 ),
 
 rates as (
@@ -28,7 +29,7 @@ rates as (
         not_ok,
         neutral,
         reactions,
-        {{ rate_with_interval('ok', 'ok + not_ok + neutral', 'satisfaction_rate') }}
+        {{ reaction_satisfaction_rate() }}
     from counts_per_day_and_origin
 )
 

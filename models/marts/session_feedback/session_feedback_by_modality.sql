@@ -4,22 +4,23 @@
 -- together, as of the report instant. Same measures as
 -- session_feedback_daily: positive_rate (skips excluded, NULL when there is
 -- no positive or negative answer) and skip_rate, with their 95% Wilson
--- intervals.
+-- intervals. The counts are int_session_feedback__answers_counted's, summed
+-- over surfaces and turn-count buckets.
 
-with records as (
-    select * from {{ ref('int_session_feedback__records_as_of') }}
+with answers as (
+    select * from {{ ref('int_session_feedback__answers_counted') }}
 ),
 
 counts_per_day_and_modality as (
     select
         feedback_date,
         modality,
-        count(case when is_positive then 1 end) as positive,
-        count(case when is_negative then 1 end) as negative,
+        cast(sum(positive) as bigint) as positive,
+        cast(sum(negative) as bigint) as negative,
         -- `skip` as in session_feedback_daily (not reserved in DuckDB or Spark)
-        count(case when is_skip then 1 end) as skip,  -- noqa: RF04
-        count(*) as responses
-    from records
+        cast(sum(skip) as bigint) as skip,  -- noqa: RF04
+        cast(sum(responses) as bigint) as responses
+    from answers
     group by feedback_date, modality
 ),
 
@@ -32,8 +33,7 @@ rates as (
         skip,
         responses,
         positive + negative as rated_responses,
-        {{ rate_with_interval('positive', 'positive + negative', 'positive_rate') }},
-        {{ rate_with_interval('skip', 'responses', 'skip_rate') }}
+        {{ session_answer_rates() }}
     from counts_per_day_and_modality
 )
 

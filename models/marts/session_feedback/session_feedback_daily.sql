@@ -2,10 +2,12 @@
 -- api_end), as of the report instant:
 --   positive_rate = positive / (positive + negative), skips excluded, NULL when both are 0
 --   skip_rate     = skip / responses
--- each with its 95% Wilson interval.
+-- each with its 95% Wilson interval (session_answer_rates). The counts are
+-- int_session_feedback__answers_counted's, summed over modalities and
+-- turn-count buckets.
 
-with records as (
-    select * from {{ ref('int_session_feedback__records_as_of') }}
+with answers as (
+    select * from {{ ref('int_session_feedback__answers_counted') }}
 ),
 
 counts_per_day_and_source as (
@@ -13,11 +15,11 @@ counts_per_day_and_source as (
         feedback_date,
         -- `source` and `skip` are the contract's names (not reserved in DuckDB or Spark)
         surface as source,  -- noqa: RF04
-        count(case when is_positive then 1 end) as positive,
-        count(case when is_negative then 1 end) as negative,
-        count(case when is_skip then 1 end) as skip,  -- noqa: RF04
-        count(*) as responses
-    from records
+        cast(sum(positive) as bigint) as positive,
+        cast(sum(negative) as bigint) as negative,
+        cast(sum(skip) as bigint) as skip,  -- noqa: RF04
+        cast(sum(responses) as bigint) as responses
+    from answers
     group by feedback_date, surface
 ),
 
@@ -30,8 +32,7 @@ rates as (
         skip,
         responses,
         positive + negative as rated_responses,
-        {{ rate_with_interval('positive', 'positive + negative', 'positive_rate') }},
-        {{ rate_with_interval('skip', 'responses', 'skip_rate') }}
+        {{ session_answer_rates() }}
     from counts_per_day_and_source
 )
 
