@@ -8,7 +8,7 @@ import pandas as pd
 
 from dashboards.data import cached, query
 from dashboards.queries.period_rates import period_rates
-from dashboards.queries.scope import SIGNAL_SOURCE_POLICIES, floor, scope_params
+from dashboards.queries.scope import floor, retention_cutoffs, scope_params
 
 # metric, label, lower is better, definition: the Overview page's cards and the report's headline table
 HEADLINES = (
@@ -88,25 +88,27 @@ def movers(
 
 @cached
 def signal_volume_daily(start: dt.date, end: dt.date, retained: bool, tenant: str | None) -> pd.DataFrame:
-    """Signals per day and source system (feedback_signals_daily), of one tenant when one is chosen."""
-    series = """
-        select signal_date, source_system, sum(signals) as signals
-        from marts.feedback_signals_daily where $tenant is null or tenant = $tenant group by all
-        """
-    floors = {system: floor(policy, retained) for system, policy in SIGNAL_SOURCE_POLICIES.items()}
+    """Signals per day and source system (feedback_signals_daily), of one tenant when one is chosen; retention-
+    filtered, each source from the cutoff of the policy that purges it (the mart's `retention_policy`)."""
+    floors = {policy: floor(policy, retained) for policy in retention_cutoffs()}
+    values = ", ".join(f"($policy_{index}, $floor_{index})" for index in range(len(floors))) or "(null, null)"
     return query(
         f"""
-        with series as ({series}),
-        floors as (
-            select * from (values {", ".join(f"('{system}', $floor_{system})" for system in floors)})
-                as floors (source_system, floor_date)
-        )
-        select series.signal_date, series.source_system, series.signals
-        from series
-        left join floors using (source_system)
-        where series.signal_date between $start and $end
-          and (floors.floor_date is null or series.signal_date >= floors.floor_date)
-        order by series.signal_date, series.source_system
+        with floors as (select * from (values {values}) as floors (retention_policy, floor_date))
+        select signals.signal_date, signals.source_system, sum(signals.signals) as signals
+        from marts.feedback_signals_daily as signals
+        left join floors using (retention_policy)
+        where ($tenant is null or signals.tenant = $tenant)
+          and signals.signal_date between $start and $end
+          and (floors.floor_date is null or signals.signal_date >= floors.floor_date)
+        group by signals.signal_date, signals.source_system
+        order by signals.signal_date, signals.source_system
         """,
-        {"start": start, "end": end, "tenant": tenant, **{f"floor_{key}": value for key, value in floors.items()}},
+        {
+            "start": start,
+            "end": end,
+            "tenant": tenant,
+            **{f"policy_{index}": policy for index, policy in enumerate(floors)},
+            **{f"floor_{index}": value for index, value in enumerate(floors.values())},
+        },
     )

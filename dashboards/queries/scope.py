@@ -27,14 +27,6 @@ def all_members() -> str:
     return data.status().all_members_key
 
 
-# Which retention policy (seed retention_policies) governs each source of feedback_signals_daily.
-SIGNAL_SOURCE_POLICIES = {
-    "session_feedback": "session_feedback",
-    "turn_reactions": "turn_reactions",
-    "analyzer": "analyzer_events",
-    "workspace": "workspace_feedback",
-}
-
 # The rows of metric_rates_by_period for one tenant and project filter ($tenant_filter, $project_filter).
 SCOPE_CLAUSE = """
     (tenant_filter = $tenant_filter or (not is_tenant_scoped and tenant_filter = $all_members))

@@ -19,6 +19,8 @@
 -- workspace feedback, which carry none. source_tenant_id: the tenant as the
 -- source names it (the reactions' name, the workspace's uuid; null for the
 -- other two), mapped to the one tenant key in feedback_signals.
+-- retention_policy: the policy of the seed retention_policies that purges the
+-- signal's raw rows (a retention-filtered page cuts each source at its cutoff).
 
 with session_feedback as (
     select * from {{ ref('stg_session_feedback__records') }}
@@ -47,7 +49,8 @@ session_feedback_signals as (
         'session' as subject_type,
         session_id_opaque as subject_id,
         'user' as origin,
-        cast(1.0 as {{ dbt.type_float() }}) as confidence
+        cast(1.0 as {{ dbt.type_float() }}) as confidence,
+        'session_feedback' as retention_policy
     from session_feedback
     where recorded_at <= {{ as_of_timestamp() }}
 ),
@@ -63,7 +66,8 @@ reaction_signals as (
         'turn' as subject_type,
         {{ dbt.concat(['conversation_id', "'/'", 'turn_id']) }} as subject_id,
         origin,
-        cast(confidence as {{ dbt.type_float() }}) as confidence
+        cast(confidence as {{ dbt.type_float() }}) as confidence,
+        'turn_reactions' as retention_policy
     from active_reactions
 ),
 
@@ -78,7 +82,8 @@ analyzer_signals as (
         'skill' as subject_type,
         skill_id as subject_id,
         'implicit' as origin,
-        cast(confidence as {{ dbt.type_float() }}) as confidence
+        cast(confidence as {{ dbt.type_float() }}) as confidence,
+        'analyzer_events' as retention_policy
     from analyzer_events
     -- an undated event has no time to be a signal at (skill_correction_rates counts it)
     where invoked_at is not null
@@ -99,7 +104,8 @@ workspace_signals as (
         end as subject_type,
         coalesce(session_id, entity_id, agent_id) as subject_id,
         case when source_type = 'session' then 'machine' else 'user' end as origin,
-        cast(1.0 as {{ dbt.type_float() }}) as confidence
+        cast(1.0 as {{ dbt.type_float() }}) as confidence,
+        'workspace_feedback' as retention_policy
     from workspace_feedback
 ),
 

@@ -33,7 +33,8 @@ rated as (
         signals.origin,
         signals.source_label,
         label_ratings.rating,
-        signals.confidence
+        signals.confidence,
+        signals.retention_policy
     from signals
     left join label_ratings
         on

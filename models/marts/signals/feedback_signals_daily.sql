@@ -16,12 +16,13 @@ per_day as (
         tenant,
         tenant_name,
         rating,
+        retention_policy,
         count(*) as signals,
         count(case when origin = 'user' then 1 end) as user_signals,
         count(case when origin = 'machine' then 1 end) as machine_signals,
         count(case when origin = 'implicit' then 1 end) as implicit_signals
     from feedback_signals
-    group by occurred_date, source_system, tenant, tenant_name, rating
+    group by occurred_date, source_system, tenant, tenant_name, rating, retention_policy
 )
 
 select * from per_day
