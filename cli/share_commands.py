@@ -75,9 +75,10 @@ def serving_path_command(db: str | None) -> None:
 @click.option(
     "--period",
     "period_days",
-    type=click.Choice(["1", "7", "30", "90"]),
+    type=click.IntRange(min=1),
     default=None,
-    help="Days of the rates' period (compared with as many days before). Default: the dashboard's, 30 days.",
+    help="Days of the rates' period (compared with as many days before): one of the lengths the marts hold. "
+    "Default: the dashboard's, 30 days.",
 )
 @click.option(
     "--tenant",
@@ -87,7 +88,7 @@ def serving_path_command(db: str | None) -> None:
 @click.option("--pdf", is_flag=True, help="Also print the report to PDF with chromium.")
 @db_option
 def report(
-    out: Path, as_of: str | None, period_days: str | None, tenant: str | None, pdf: bool, db: str | None
+    out: Path, as_of: str | None, period_days: int | None, tenant: str | None, pdf: bool, db: str | None
 ) -> None:
     """Write one self-contained HTML report (opens from disk, no network) of the marts: headline rates with
     intervals, weekly trends, skills that got worse, hotspots, the eval matrix, retention. It opens with what
@@ -106,7 +107,7 @@ def report(
     from dashboards.report import build_report, print_pdf, write  # imports Streamlit and Plotly: only here
 
     try:
-        made = build_report(warehouse, as_of=day, period_days=int(period_days or DEFAULT_PERIOD), tenant=tenant)
+        made = build_report(warehouse, as_of=day, period_days=period_days or DEFAULT_PERIOD, tenant=tenant)
     except WarehouseUnavailable as exc:  # a serving file held by a foreign writer, or one that lacks a mart
         raise UserError(f"cannot read the serving file of {path}: {exc}") from None
     except duckdb.Error as exc:  # published by an older version: a mart or a column of this one is missing

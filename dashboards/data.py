@@ -301,6 +301,8 @@ class WarehouseStatus:
     # over all of them (var all_members_key), the level a q-value is significant below (trend_significance_level)
     all_members_key: str = ""
     trend_significance_level: float | None = None
+    # the period lengths metric_rates_by_period holds (var period_lengths_days of that build), shortest first
+    periods: tuple[int, ...] = ()
 
     @property
     def ready(self) -> bool:
@@ -381,6 +383,11 @@ def status() -> WarehouseStatus:
             if "retention_policy_windows" in marts
             else pd.DataFrame(columns=["policy", "cutoff_date"])
         )
+        periods = (
+            read("select distinct period_days from marts.metric_rates_by_period order by period_days")
+            if "metric_rates_by_period" in marts
+            else pd.DataFrame(columns=["period_days"])
+        )
     as_of_at = _timestamp(build["as_of_at"].iloc[0]) if not build.empty else None
     first_date = first["first_date"].iloc[0]
     return WarehouseStatus(
@@ -403,6 +410,7 @@ def status() -> WarehouseStatus:
         unpublished=_unpublished(warehouse.path, published_build if isinstance(published_build, str) else None),
         all_members_key="" if build.empty else str(build["all_members_key"].iloc[0]),
         trend_significance_level=None if build.empty else float(build["trend_significance_level"].iloc[0]),
+        periods=tuple(int(days) for days in periods["period_days"]),
     )
 
 

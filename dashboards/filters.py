@@ -19,8 +19,20 @@ import streamlit as st
 from dashboards import data, text
 from dashboards.queries import scope
 
-PERIODS = (7, 30, 90)
-DEFAULT_PERIOD = 30
+DEFAULT_PERIOD = 30  # the period a page opens with (and the report's default), when the marts hold it
+
+
+def periods(status: data.WarehouseStatus) -> tuple[int, ...]:
+    """The periods a page offers: those metric_rates_by_period holds (var period_lengths_days), a single day left
+    out (too few signals for a page's comparison; the report offers it)."""
+    return tuple(days for days in status.periods if days > 1) or (DEFAULT_PERIOD,)
+
+
+def default_period(status: data.WarehouseStatus) -> int:
+    offered = periods(status)
+    return DEFAULT_PERIOD if DEFAULT_PERIOD in offered else offered[-1]
+
+
 ALL = "All"
 _STATE_KEY = "_filters"
 
@@ -92,8 +104,8 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
     )
     period = sidebar.segmented_control(
         "Period",
-        PERIODS,
-        default=DEFAULT_PERIOD,
+        periods(status),
+        default=default_period(status),
         format_func=lambda days: f"{days} days",
         required=True,
         key="period",
@@ -148,7 +160,7 @@ def render_sidebar(status: data.WarehouseStatus) -> Filters:
     )
     filters = Filters(
         as_of=as_of if isinstance(as_of, dt.date) else latest,
-        period_days=int(period or DEFAULT_PERIOD),
+        period_days=int(period or default_period(status)),
         tenant=chosen_tenant,
         tenant_name=tenant_names.get(chosen_tenant) if chosen_tenant else None,
         project=None if project in (None, ALL) else project,

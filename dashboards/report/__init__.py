@@ -22,7 +22,7 @@ Modules: build.py (the page), markup.py (HTML and print layout), context.py, sum
 evals.py, sources.py, pdf.py (the file and its PDF).
 """
 
-from dashboards.report.build import PERIODS, Report, build_report
+from dashboards.report.build import Report, build_report
 from dashboards.report.pdf import CHROMIUM, print_pdf, write
 
-__all__ = ["CHROMIUM", "PERIODS", "Report", "build_report", "print_pdf", "write"]
+__all__ = ["CHROMIUM", "Report", "build_report", "print_pdf", "write"]

@@ -19,7 +19,6 @@ from warehouse.access import EVERYTHING, Scope
 from warehouse.errors import UserError
 from warehouse.location import Warehouse
 
-PERIODS = (1, 7, 30, 90)  # the periods metric_rates_by_period holds
 SECTIONS: tuple[Callable[[Builder, Context], None], ...] = (
     summary.summary,
     rates.headlines,
@@ -91,8 +90,9 @@ def _build(
 ) -> Report:
     if not status.ready:
         raise UserError(status.message.replace("`", "").replace("**", ""))
-    if period_days not in PERIODS:
-        raise UserError(f"--period {period_days}: the marts hold periods of {', '.join(map(str, PERIODS))} days", 2)
+    if period_days not in status.periods:
+        held = ", ".join(map(str, status.periods)) or "none"
+        raise UserError(f"--period {period_days}: the marts hold periods of {held} days", 2)
     built_as_of = status.as_of
     day = as_of or built_as_of
     if day > built_as_of or (status.first_date and day < status.first_date):

@@ -194,6 +194,7 @@ def test_one_tenant_and_a_past_day(browser, demo: DemoWarehouse, tmp_path: Path)
     [
         (("--tenant", "nobody"), "error: no tenant 'nobody' in the marts; the tenants are: "),
         (("--as-of", "2026-12-24"), "error: --as-of 2026-12-24: the marts hold the days "),
+        (("--period", "14"), "error: --period 14: the marts hold periods of 1, 7, 30, 90 days"),
     ],
 )
 def test_a_wrong_option_gets_one_line(

@@ -13,12 +13,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dashboards import data, words
+from dashboards import data, filters, words
 from dashboards.queries import scope
 from operations.build import dbt_command
 from tests.support.dbt import REPO, run_dbt
 from warehouse.connection import connect
-from warehouse.location import serving_path
+from warehouse.location import Warehouse, serving_path
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +80,7 @@ def test_a_renamed_or_retyped_mart_column_fails_the_build(tmp_path: Path) -> Non
         assert not con.execute("select * from information_schema.tables where table_name = 'build_info'").fetchall()
 
 
-def test_build_info_serves_the_vars_the_pages_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_info_serves_the_vars_the_pages_read(tmp_path: Path) -> None:
     """A build with other vars: the dashboard's filters and its q-value help follow them (scope, data.status)."""
     warehouse = _warehouse(tmp_path)
     result = subprocess.run(
@@ -102,13 +102,22 @@ def test_build_info_serves_the_vars_the_pages_read(tmp_path: Path, monkeypatch: 
     )
     assert result.returncode == 0, result.stdout[-3000:]
     assert serving_path(warehouse).exists()
-    monkeypatch.setenv("FEEDBACK_DB", str(warehouse))
-    status = data.status()
-    assert status.ready, status.message
-    assert status.all_members_key == "everyone" and status.trend_significance_level == 0.01
-    assert scope.scope_params(None, "docs") == {
-        "tenant_filter": "everyone",
-        "project_filter": "docs",
-        "all_members": "everyone",
-    }
+    with data.use_warehouse(Warehouse.at(warehouse)):
+        status = data.status()
+        assert status.ready, status.message
+        assert status.all_members_key == "everyone" and status.trend_significance_level == 0.01
+        assert scope.scope_params(None, "docs") == {
+            "tenant_filter": "everyone",
+            "project_filter": "docs",
+            "all_members": "everyone",
+        }
     assert "below 0.01, at most 1% are expected" in words.q_value_help(status.trend_significance_level)
+
+
+def test_the_periods_offered_are_those_the_marts_hold() -> None:
+    """The page's period choices and the report's --period come from metric_rates_by_period's lengths (var
+    period_lengths_days, read into data.status().periods), not from a copy: a single day is the report's only."""
+    held = data.WarehouseStatus("w.serving.duckdb", "ready", periods=(1, 14, 30, 60))
+    assert filters.periods(held) == (14, 30, 60) and filters.default_period(held) == 30
+    without_30 = data.WarehouseStatus("w.serving.duckdb", "ready", periods=(1, 7, 90))
+    assert filters.periods(without_30) == (7, 90) and filters.default_period(without_30) == 90
