@@ -34,7 +34,7 @@ from tests.support.dashboard import (
     run_page,
     start_dashboard,
 )
-from warehouse.location import serving_path
+from warehouse.location import Warehouse, serving_path
 
 EVALS = next(page for page in PAGES if page.url_path == "evals")
 PHONE = {"width": 390, "height": 844}
@@ -42,10 +42,11 @@ PHONE = {"width": 390, "height": 844}
 
 @pytest.fixture
 def use_demo(monkeypatch: pytest.MonkeyPatch, demo: DemoWarehouse) -> Iterator[Path]:
-    monkeypatch.setenv("FEEDBACK_DB", str(demo.db))
+    monkeypatch.setenv("FEEDBACK_DB", str(demo.db))  # for the AppTest runs' entry point
     monkeypatch.setenv("DBT_TARGET_PATH", str(demo.dbt_target))
     data.clear_caches()
-    yield demo.db
+    with data.use_warehouse(Warehouse.at(demo.db)):  # for the queries this test calls itself
+        yield demo.db
     data.clear_caches()
 
 

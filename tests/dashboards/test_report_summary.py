@@ -173,7 +173,7 @@ def test_the_period_is_the_dashboards_and_every_title_states_its_window(browser,
     for code in ("trend_significance_level", "correction_lookback_days", "seeds/", ".duckdb", "var "):
         assert code not in shown, code
     # p and q are explained once, in words
-    assert shown.count("Benjamini-Hochberg): among rows with q below") == 1
+    assert shown.count("Benjamini-Hochberg): among rows with q at or below") == 1
 
 
 def test_a_tenant_report_shows_no_number_of_every_tenant(browser, demo: DemoWarehouse, tmp_path: Path) -> None:
