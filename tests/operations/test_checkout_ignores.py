@@ -97,7 +97,7 @@ def test_a_nightly_in_a_checkout_leaves_git_status_as_it_was(checkout: Path) -> 
 
 
 def test_files_written_only_while_a_step_runs_are_ignored_too(checkout: Path) -> None:
-    db, serving = DEFAULT_DB, serving_path(DEFAULT_DB).name
+    db, serving = DEFAULT_DB, serving_path(Path(DEFAULT_DB)).name
     names = [
         f"{db}.wal",
         f"{serving}.wal",
