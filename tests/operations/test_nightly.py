@@ -321,7 +321,8 @@ def test_nightly_waits_out_a_reader_in_flight(work: Path, tmp_path: Path) -> Non
     reader_code = (
         "import time\n"
         "from warehouse.connection import connect\n"
-        "con = connect(None, read_only=True)\n"
+        "from warehouse.location import Warehouse\n"
+        "con = connect(Warehouse.at().path, read_only=True)\n"
         "assert len(con.execute('select count(*) from raw.analyzer_events').fetchall()) == 1\n"
         "print('open', flush=True)\n"
         "time.sleep(2.0)\n"
