@@ -220,16 +220,45 @@ def unit_tests(model: str) -> list[dict[str, Any]]:
     return [test for test in tests if test["model"] == model]
 
 
+def events_from_counts(rows: list[dict[str, Any]], as_of: dt.datetime, window: dt.timedelta) -> list[dict[str, Any]]:
+    """The unit tests give the counting model's rows (int_analyzer__skill_events_daily: per day, skill, dimension
+    and window, with counts): one event per invocation, at an instant of its window (undated: none), the row's
+    weighted corrections on its first event, its corrections and partials as events of its dimension. The
+    window assignment itself is the counting model's, checked by its own hand-computed unit test."""
+    events = []
+    for row in rows:
+        invoked_at = None
+        if row.get("invoked_date") is not None:
+            if row["is_in_recent_window"]:
+                invoked_at = as_of
+            elif row["is_in_prior_window"]:
+                invoked_at = as_of - window - dt.timedelta(seconds=1)
+            else:
+                invoked_at = as_of - 3 * window  # in neither window
+        flagged = (row.get("corrections") or 0) + (row.get("partials") or 0)
+        for index in range(row["invocations"]):
+            events.append(
+                {
+                    "skill_id": row["skill_id"],
+                    "invoked_at": invoked_at,
+                    "dimension_hint": row["dimension"],
+                    "is_event": index < flagged,
+                    "correction_weight": (row.get("weighted_corrections") or 0.0) if index == 0 else 0.0,
+                }
+            )
+    return events
+
+
 def trend_oracle(test: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The statistics of skill_correction_trends recomputed by statsmodels from a unit test's given events."""
     as_of = dt.datetime.fromisoformat(test["overrides"]["vars"]["as_of"])
     window = dt.timedelta(days=TREND_WINDOW_DAYS)
     weights: dict[str, tuple[list[float], list[float]]] = {}
-    for event in test["given"][0]["rows"]:
+    for event in events_from_counts(test["given"][0]["rows"], as_of, window):
         recent, prior = weights.setdefault(event["skill_id"], ([], []))
         if event.get("invoked_at") is None:  # an undated event: in no window (docs/metrics.md)
             continue
-        invoked_at = dt.datetime.fromisoformat(event["invoked_at"])
+        invoked_at = event["invoked_at"]
         if as_of - window <= invoked_at <= as_of:
             recent.append(event["correction_weight"])
         elif as_of - 2 * window <= invoked_at < as_of - window:
@@ -325,16 +354,9 @@ def test_dimension_change_unit_tests_expect_statsmodels_values() -> None:
     (Newcombe, pooled z-test, fdr_bh over the tested cells) recomputed from the given events."""
     compared = 0
     for test in unit_tests("skill_dimension_changes"):
-        events = [
-            {
-                "skill_id": event["skill_id"],
-                "invoked_at": None if event["invoked_at"] is None else dt.datetime.fromisoformat(event["invoked_at"]),
-                "dimension_hint": event["dimension_hint"],
-                "is_event": event["is_correction"] or event["is_partial"],
-            }
-            for event in test["given"][0]["rows"]
-        ]
         as_of = dt.datetime.fromisoformat(test["overrides"]["vars"]["as_of"])
+        window = dt.timedelta(days=TREND_WINDOW_DAYS)
+        events = events_from_counts(test["given"][0]["rows"], as_of, window)
         expected = dimension_change_oracle(events, as_of, TREND_WINDOW_DAYS, MIN_INVOCATIONS)
         assert {(row["skill_id"], row["dimension"]) for row in test["expect"]["rows"]} == set(expected), test["name"]
         for row in test["expect"]["rows"]:
