@@ -294,7 +294,7 @@ with layout.section("Skill drill-down"):
         # Open on the skill most worth a look: the largest significant worsening, else the highest rate.
         if st.session_state.get("skill") not in skills:
             skill_trends = queries.skill_correction_trends()  # sorted by trend, largest first
-            significant = skill_trends["is_significant"].fillna(False).astype(bool)  # BH q <= 0.05
+            significant = skill_trends["is_significant"].fillna(False).astype(bool)  # q at or below the level
             worsening = skill_trends[(skill_trends["direction"] == "worsening") & significant]
             ranked_skills = rates["skill_id"].tolist()  # sufficient data first, by rate
             st.session_state["skill"] = (

@@ -14,8 +14,8 @@
 {%- set min_invocations = var('min_invocations') %}
 {#- Half-width of the `stable` band and the significance level of the q-values:
     vars in dbt_project.yml (the defaults here are the reference analyzer's). #}
-{%- set stable_band = var('trend_stable_band', 0.05) %}
-{%- set significance_level = var('trend_significance_level', 0.05) %}
+{%- set stable_band = var('trend_stable_band') %}
+{%- set significance_level = var('trend_significance_level') %}
 
 with skill_events as (
     select * from {{ ref('int_analyzer__skill_events_daily') }}

@@ -18,7 +18,7 @@
 
 {%- set window_days = var('trend_window_days') %}
 {%- set min_invocations = var('min_invocations') %}
-{%- set significance_level = var('trend_significance_level', 0.05) %}
+{%- set significance_level = var('trend_significance_level') %}
 {#- The window bounds as instants; the published dates are the UTC days they
     cover: a window starting at midnight starts on that day, else on the next
     one (a date as_of ends its day, so its windows hold whole days); an

@@ -28,7 +28,7 @@
 -- null on the baseline's own cells, when the set has no baseline, or when
 -- either cell has no finished replay.
 
-{%- set flaky_window = var('flaky_window', 5) | int %}
+{%- set flaky_window = var('flaky_window') | int %}
 {%- if flaky_window < 1 %}
     {{ exceptions.raise_compiler_error("var flaky_window must be a whole number >= 1, got " ~ var('flaky_window')) }}
 {%- endif %}
