@@ -54,8 +54,9 @@ def build(as_of: str | None, unit_tests: bool, target: str | None, db: str | Non
     instant = parse_cli_as_of(as_of)
     warehouse = existing_warehouse(db, missing="run `feedback-analytics ingest ...` first")
     refuse_what_is_no_warehouse(warehouse.path)
-    # a build of a selection keeps the warehouse's as-of unless one is given (macros/as_of/as_of.sql)
-    build_as_of = None if as_of is None and selects(dbt_args) else instant
+    # a build of a selection keeps the warehouse's as-of unless one is given (macros/as_of/as_of.sql): read here,
+    # once, before dbt starts, so no model reads marts.build_info while the selection may be rebuilding it
+    build_as_of = (last_build_as_of(warehouse.path) or instant) if as_of is None and selects(dbt_args) else instant
     result = build_showing_progress(warehouse.path, build_as_of, list(dbt_args), unit_tests=unit_tests, target=target)
     if not result.ok:
         raise UserError(f"dbt build failed (exit {result.code}): see the dbt output above")
