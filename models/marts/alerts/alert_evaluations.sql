@@ -24,7 +24,9 @@ with statistical_tests as (
     select * from {{ ref('int_alerts__statistical_tests') }}
 ),
 
-{{ benjamini_hochberg_ctes('statistical_tests', 'rule_id asc, subject asc', partition_by='evaluated_on') }},
+{{ benjamini_hochberg_ctes(
+    'statistical_tests', 'rule_id asc, subject asc', partition_by='evaluated_on',
+) }},
 
 statistical as (
     select
@@ -43,7 +45,7 @@ statistical as (
         subject,
         bad_direction,
         severity,
-        recent_rate as value,
+        recent_rate as value,  -- noqa: RF04
         baseline_rate as baseline_value,
         {{ round_metric('rate_change_exact') }} as value_change,
         {{ round_metric('change_ci_low_exact') }} as change_ci_low,
@@ -83,7 +85,7 @@ select
     cast(subject as {{ dbt.type_string() }}) as subject,
     cast(bad_direction as {{ dbt.type_string() }}) as bad_direction,
     cast(severity as {{ dbt.type_string() }}) as severity,
-    cast(value as {{ dbt.type_float() }}) as value,
+    cast(value as {{ dbt.type_float() }}) as value,  -- noqa: RF04
     cast(baseline_value as {{ dbt.type_float() }}) as baseline_value,
     cast(value_change as {{ dbt.type_float() }}) as value_change,
     cast(change_ci_low as {{ dbt.type_float() }}) as change_ci_low,
