@@ -12,11 +12,11 @@
 -- config label>` (followed by ` at <tenant>` when golden sets of that name
 -- belong to several tenants); they have no windows.
 -- A test is made only when both samples have at least `min_n` trials
--- (`has_enough_data`); then the pooled two-proportion z and its one-sided
--- p-value in the bad direction (Q(z) for `up`, Q(-z) for `down`), else both
--- are null. The rates, their Wilson intervals and the Newcombe interval of
--- the difference are given whenever a sample is not empty. The q-values
--- (across every test of an evaluation day) are alert_evaluations'.
+-- (`has_enough_data`); then the pooled two-proportion z, else it is null.
+-- The rates, their Wilson intervals and the Newcombe interval of the
+-- difference are given whenever a sample is not empty. The one-sided
+-- p-values in the bad direction and their q-values (across every test of
+-- an evaluation day) are alert_evaluations'.
 
 {%- set backfill_days = var('alert_backfill_days') %}
 {%- set as_of_date = 'cast(' ~ as_of_timestamp() ~ ' as date)' %}
@@ -204,7 +204,6 @@ tested as (
             'recent_rate_exact', 'recent_low_exact', 'recent_high_exact',
             'baseline_rate_exact', 'baseline_low_exact', 'baseline_high_exact',
         ) }} as change_ci_high_exact,
-        {{ one_sided_p_value('z_statistic_exact', 'bad_direction') }} as p_value_exact,
         {{ rate_with_interval('recent_successes', 'recent_trials', 'recent_rate') }},
         {{ rate_with_interval('baseline_successes', 'baseline_trials', 'baseline_rate') }}
     from exact

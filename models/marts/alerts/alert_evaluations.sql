@@ -24,8 +24,16 @@ with statistical_tests as (
     select * from {{ ref('int_alerts__statistical_tests') }}
 ),
 
+-- one-sided in the bad direction: Q(z) for `up`, Q(-z) for `down`
+tested as (
+    select
+        *,
+        {{ one_sided_p_value('z_statistic_exact', 'bad_direction') }} as p_value_exact
+    from statistical_tests
+),
+
 {{ benjamini_hochberg_ctes(
-    'statistical_tests', 'rule_id asc, subject asc', partition_by='evaluated_on',
+    'tested', 'rule_id asc, subject asc', partition_by='evaluated_on',
 ) }},
 
 statistical as (
