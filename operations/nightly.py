@@ -10,6 +10,8 @@
   its own (a load is atomic, a purge policy is atomic, a build reads what is
   there); the run then exits 1. One summary line per step, with counts and
   durations, to stdout and to the log file.
+- Each run that took the lock is a row of raw.nightly_runs (operations/nightly_runs.py): `running`, its failed
+  steps as they fail, then `ok` or `failed`; the alert rule nightly_failed reads it (docs/alerts.md).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import pytest
 from operations import lake as lake_module
 from operations.lake import ARCHIVE_TABLE, PARTITION_COLUMN, SCHEMA_DAY, export_lake, lake_tables
 from tests.support.ingest import analyzer_event, eval_run, ingest_ok, workspace_session, write_jsonl
+from warehouse.connection import connect
 from warehouse.raw_tables import RAW_TABLES
 
 
@@ -190,3 +191,27 @@ def test_an_undated_analyzer_event_goes_by_its_load_day(tmp_path: Path) -> None:
         events[0]["event_id"]: False,
         events[1]["event_id"]: True,
     }
+
+
+def test_a_warehouse_without_the_optional_nightly_runs_exports_it_empty(warehouse: Path, tmp_path: Path) -> None:
+    """raw.nightly_runs is optional (warehouse/raw_tables.py OPTIONAL_TABLES): a warehouse of an earlier version
+    that no nightly or ingest of this one touched lacks it; read-only commands open it, and the lake still gets
+    the table's folder with its columns, so Spark registers it and the build reads no runs."""
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("drop table raw.nightly_runs")
+    con = connect(warehouse, read_only=True)
+    try:
+        export_lake(con, tmp_path / "lake")
+    finally:
+        con.close()
+    assert lake_rows(tmp_path / "lake", "nightly_runs") == []
+    files = f"{tmp_path / 'lake'}/nightly_runs/*/*.parquet"
+    columns = duckdb.sql(f"describe select * from read_parquet('{files}', hive_partitioning = false)").fetchall()
+    assert [(row[0], row[1]) for row in columns] == [
+        ("run_id", "VARCHAR"),
+        ("started_at", "TIMESTAMP WITH TIME ZONE"),
+        ("finished_at", "TIMESTAMP WITH TIME ZONE"),
+        ("as_of", "TIMESTAMP WITH TIME ZONE"),
+        ("status", "VARCHAR"),
+        ("failed_steps", "VARCHAR"),
+    ]

@@ -125,6 +125,25 @@ def landed_total(db: Path) -> int:
     return query(db, "select coalesce(sum(rows_loaded), 0) from raw.load_manifest")[0][0]
 
 
+def nightly_runs(db: Path) -> list[tuple[object, ...]]:
+    """raw.nightly_runs (operations/nightly_runs.py): status, failed steps, finished, as of."""
+    return query(
+        db,
+        "select status, failed_steps, finished_at >= started_at, cast(as_of as date) from raw.nightly_runs "
+        "order by started_at",
+    )
+
+
+def nightly_check(db: Path) -> list[tuple[object, ...]]:
+    """What the run's own build made of the run (int_alerts__operational_checks, rule nightly_failed)."""
+    return query(
+        db,
+        "select subject, value, evaluation from intermediate.int_alerts__operational_checks "
+        "where rule_id = 'nightly_failed' and evaluated_on = ?",
+        [AS_OF],
+    )
+
+
 # -- two runs at once -------------------------------------------------------------------------------------------
 def test_overlapping_nightly_runs(work: Path, tmp_path: Path) -> None:
     big = tmp_path / "big-analyzer" / "feedback.jsonl"
@@ -185,6 +204,10 @@ def test_overlapping_nightly_runs(work: Path, tmp_path: Path) -> None:
     assert len(lines) == 4 and re.search(r" INFO nightly ok in \d+\.\d s$", lines[-1]), stdout
     assert stderr.strip() == "", stderr
     assert "dbt output:" in log and "Finished running" in log and "\x1b[" not in log
+    # raw.nightly_runs: the run that did the work finished `ok`; the skipped one recorded nothing. Its build saw
+    # it running with no failed step: nightly_failed clear
+    assert nightly_runs(db) == [("ok", "", True, AS_OF)]
+    assert nightly_check(db) == [("nightly", 0.0, "clear")]
 
 
 def test_a_killed_run_leaves_no_stale_lock(work: Path, tmp_path: Path) -> None:
@@ -239,6 +262,9 @@ def test_a_failing_source_fails_the_run_after_the_rest_is_done(work: Path, tmp_p
     assert "PASS=" in found["build"]["summary"] and "ERROR=0" in found["build"]["summary"], "the build did not run"
     assert query(db, "select count(*) from marts.feedback_signals")[0][0] > 0
     assert secret not in output + log, "the DSN's password was printed"
+    # raw.nightly_runs: `failed`, naming the step; the same night's build already saw the failed ingest
+    assert nightly_runs(db) == [("failed", "ingest", True, AS_OF)]
+    assert nightly_check(db) == [("nightly", 1.0, "breach")]
 
 
 # -- the dashboard stays open -------------------------------------------------------------------------------------
