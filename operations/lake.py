@@ -54,6 +54,7 @@ _BOOKKEEPING_DAY = {
     "purge_log": "applied_at",
     "quarantine": "quarantined_at",
     "erasure_log": "requested_at",
+    "alert_notifications": "delivered_at",
 }
 
 
