@@ -178,11 +178,15 @@ def test_no_channel_and_no_build_are_one_line_errors(db: Path, tmp_path: Path) -
 
 def test_the_nightly_with_a_failing_receiver_exits_1_with_its_data_steps_done(demo: Path, tmp_path: Path) -> None:
     db = copy_warehouse(demo, tmp_path / "nightly.duckdb")
+    data = demo.parent / "demo-data"  # the demo's sources (paths made absolute) and the [alerts] table
+    sources = (data / "sources.toml").read_text(encoding="utf-8").replace('path = "', f'path = "{data}/')
+    nightly_config = tmp_path / "nightly.toml"
+    nightly_config.write_text(sources + "\n" + config(tmp_path).read_text(encoding="utf-8"), encoding="utf-8")
     with http_receiver("500") as receiver:
         result = run_ops(
             "nightly",
             "--config",
-            config(tmp_path),
+            nightly_config,
             "--db",
             db,
             "--as-of",
