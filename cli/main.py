@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from cli.alerts_commands import alerts
 from cli.app_commands import dashboard, demo_data
 from cli.ingest_commands import ingest, quarantine
 from cli.operations_commands import build, forget, nightly, publish_command, purge
@@ -35,6 +36,7 @@ for command in (
     purge,
     forget,
     nightly,
+    alerts,
     dashboard,
     export,
     report,

@@ -22,6 +22,7 @@ from cli.options import (
 )
 from ingest.config import read_config
 from ingest.sources import ingest_configured_sources
+from operations.alerts.run import nightly_alerts_step
 from operations.build import last_build_as_of, selects
 from operations.erasure import describe_result, erase, rewrite_warehouse
 from operations.erasure_verification import verify
@@ -218,7 +219,7 @@ def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
     "config_file",
     # read and checked whole before any step (check_nightly_config): one line for every reason it cannot be used
     type=click.Path(readable=False, path_type=Path),
-    help="Sources to ingest and the [purge] settings (TOML); checked before any step runs.",
+    help="Sources to ingest, the [purge] settings and the [alerts] channels (TOML); checked before any step runs.",
 )
 @click.option(
     "--as-of", "as_of", default=None, help="Purge and build as of this date or ISO-8601 timestamp (default: now, UTC)."
@@ -237,12 +238,14 @@ def nightly(
     target: str | None,
     db: str | None,
 ) -> None:
-    """Ingest every configured source, purge, build: one lock, one summary line per step, a log file.
+    """Ingest every configured source, purge, build, deliver alerts ([alerts]): one lock, one summary line per
+    step, a log file. The alerts step runs last, also after a failed step (on the last published marts).
 
     Exit codes: 0 every step ok, 1 a step failed, 2 a usage error (a bad option, a missing, unreadable or invalid
     --config: nothing ran), 75 skipped because another nightly run holds the lock (EX_TEMPFAIL)."""
     instant = parse_cli_as_of(as_of)
-    path = warehouse_of(db).path
+    warehouse = warehouse_of(db)
+    path = warehouse.path
     if config_file is not None:
         check_nightly_config(config_file)
     failed = run_nightly(
@@ -252,6 +255,7 @@ def nightly(
         log_file,
         archive_dir,
         ingest=lambda: ingest_configured_sources(path, config_file, instant.instant),
+        alerts=lambda logger: nightly_alerts_step(warehouse, config_file, logger),
         verbose=verbose,
         target=target,
     )

@@ -55,6 +55,7 @@ _BOOKKEEPING_DAY = {
     "quarantine": "quarantined_at",
     "erasure_log": "requested_at",
     "nightly_runs": "started_at",
+    "alert_notifications": "delivered_at",
 }
 
 

@@ -1,4 +1,4 @@
-"""`feedback-analytics nightly`: ingest every configured source, purge, build; made to run unattended.
+"""`feedback-analytics nightly`: ingest every configured source, purge, build, alerts; made to run unattended.
 
 - One lock (`<warehouse>.nightly.lock`, an flock): a second run started while
   one is going does nothing and exits at once with EX_TEMPFAIL (75) and one
@@ -198,11 +198,14 @@ def run_nightly(
     ingest: Callable[[], str],
     verbose: bool = False,
     target: str | None = None,
+    alerts: Callable[[logging.Logger], str] | None = None,
 ) -> list[str]:
     """Ingest, purge, build under the lock, all as of one instant; returns the names of the steps that failed.
 
     `ingest` loads every source the config names and returns its summary line (the command line passes
-    ingest's `ingest_configured_sources`: operations do not reach into ingest)."""
+    ingest's `ingest_configured_sources`: operations do not reach into ingest). `alerts`, when given, is the last
+    step: it delivers the alert marts' state changes (operations/alerts/run.py, `nightly_alerts_step`) and
+    returns its summary line, raising a UserError when a delivery failed; it never undoes a data step."""
     log_path = log_file or db.resolve().with_name(db.name + ".nightly.log")
     with ExitStack() as held:
         try:
@@ -223,6 +226,8 @@ def run_nightly(
             record.step(run_step("purge", lambda: _purge_step(db, as_of.day, archive_dir, config_file), logger)),
             record.step(run_step("build", lambda: _build_step(db, as_of, logger, verbose, target), logger)),
         ]
+        if alerts is not None:  # last, also after a failed step: on the last published serving file
+            steps.append(run_step("alerts", lambda: alerts(logger), logger))
         failed = [step.name for step in steps if not step.ok]
         record.finish(failed)
         logger.info(

@@ -4,7 +4,7 @@ A data table's columns are its contract's fields (warehouse/contracts.py), in
 the contract's order, with the SQL type of the field's kind, `not null` where
 the contract requires a value or supplies a default, and the lineage columns
 every load adds. The bookkeeping tables (quarantine, load manifest, purge and
-erasure logs, nightly runs) are declared here as columns too. `ensure_raw_schema` creates
+erasure logs, nightly runs, alert notifications) are declared here as columns too. `ensure_raw_schema` creates
 what is missing, adds the columns a warehouse from an earlier version lacks and
 drops the `not null` of a column this version declares nullable (analyzer
 events' `timestamp`, nullable since undated events land).
@@ -149,13 +149,32 @@ BOOKKEEPING_TABLES: dict[str, tuple[Column, ...]] = {
         Column("status", "varchar", True),
         Column("failed_steps", "varchar", True),
     ),
+    # one row per attempt to deliver an alert notification (`feedback-analytics alerts`, operations/alerts/run.py):
+    # a delivery is one notification (rule, subject, episode, kind) on one channel; secrets never stored
+    "alert_notifications": (
+        Column("delivery_id", "varchar", True),
+        Column("attempt", "bigint", True),
+        Column("run_id", "varchar", True),
+        Column("delivered_at", "timestamp", True),
+        Column("channel", "varchar", True),
+        Column("target", "varchar"),
+        Column("rule_id", "varchar", True),
+        Column("subject", "varchar", True),
+        Column("firing_since", "date", True),
+        Column("kind", "varchar", True),
+        Column("outcome", "varchar", True),
+        Column("http_status", "bigint"),
+        Column("error", "varchar"),
+        Column("seconds", "double"),
+        Column("as_of_at", "timestamp"),
+    ),
 }
 
 RAW_TABLES: dict[str, tuple[Column, ...]] = {**DATA_TABLES, **BOOKKEEPING_TABLES}
 
 # tables a warehouse of an earlier version may lack without being refused (read-only commands, the lake export,
-# the dbt build read them as empty): only a nightly, or an ingest or purge of this version, creates them
-OPTIONAL_TABLES = frozenset({"nightly_runs"})
+# the dbt build read them as empty): only a nightly, `alerts`, or an ingest or purge of this version, creates them
+OPTIONAL_TABLES = frozenset({"nightly_runs", "alert_notifications"})
 
 
 def create_table_sql(table: str) -> str:
