@@ -36,15 +36,20 @@ def _day(value: Any) -> str:
     return words.MISSING if value is None or pd.isna(value) else f"{pd.Timestamp(value):%Y-%m-%d}"
 
 
+def _rule(name: object) -> str:
+    """A rule's name (the seed's, which analysts edit): plain when it holds nothing markdown reads as markup
+    (letters, digits, spaces and `-/'(),`: no `[` to open a link), else as text (dashboards/text.py)."""
+    value = str(name)
+    plain = all(character.isalnum() or character in " -/'()," for character in value)
+    return value if plain and len(value) <= text.LABEL_LIMIT else text.markdown(value)
+
+
 def _heading(row: Any) -> str:
     """The alert's line: severity, rule name and subject (both as text), since when."""
     since = f"firing since {_day(row.firing_since)}"
     if not pd.isna(row.days_firing):
         since += f" ({words.days(row.days_firing)})"
-    return (
-        f"{words.severity_badge(row.severity)} **{text.markdown(row.rule_name)}** · "
-        f"{text.markdown(row.subject)} · {since}"
-    )
+    return f"{words.severity_badge(row.severity)} **{_rule(row.rule_name)}** · {text.markdown(row.subject)} · {since}"
 
 
 def _statistical(row: Any) -> str:
