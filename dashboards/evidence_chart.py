@@ -25,7 +25,7 @@ def evidence_chart(
     """`frame`: alert_evidence_daily rows of one alert (evidence_date, window, rate, rate_ci_low, rate_ci_high,
     trials, successes); `baseline_rate`: its evaluation's baseline value (the line), None draws none."""
     frame = frame.assign(
-        window_label=frame["window"].map(lambda window: WINDOWS.get(str(window), str(window))),
+        window_label=frame["evidence_window"].map(lambda window: WINDOWS.get(str(window), str(window))),
         counts=[
             f"{words.count(successes)} of {words.count(trials)}"
             for successes, trials in zip(frame["successes"], frame["trials"], strict=True)
@@ -44,7 +44,7 @@ def evidence_chart(
         legend_title="Window",
         hover_text="counts",
     )
-    recent = pd.to_datetime(frame.loc[frame["window"] == "recent", "evidence_date"])
+    recent = pd.to_datetime(frame.loc[frame["evidence_window"] == "recent", "evidence_date"])
     if not recent.empty:
         half_day = dt.timedelta(hours=12)
         figure.add_vrect(

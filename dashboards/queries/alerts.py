@@ -87,7 +87,7 @@ def evidence(as_of: dt.date) -> pd.DataFrame:
     window (`recent`, `baseline`)."""
     return query(
         """
-        select evidence.rule_id, evidence.subject, evidence.evidence_date, evidence.window,
+        select evidence.rule_id, evidence.subject, evidence.evidence_date, evidence.evidence_window,
                evidence.successes, evidence.trials, evidence.rate, evidence.rate_ci_low, evidence.rate_ci_high
         from marts.alert_evidence_daily as evidence
         where exists (
