@@ -70,14 +70,15 @@ def _table(firing: pd.DataFrame) -> pd.DataFrame:
             "subject": firing["subject"],
             "firing_since": firing["firing_since"],
             "days_firing": firing["days_firing"],
-            "value": firing["value"],
-            "baseline_value": firing["baseline_value"].where(statistical),
+            "recent_rate": firing["value"].where(statistical),
+            "baseline_rate": firing["baseline_value"].where(statistical),
             "change_pp": (firing["value_change"] * 100).where(statistical),
             "change_ci_low_pp": firing["change_ci_low"] * 100,
             "change_ci_high_pp": firing["change_ci_high"] * 100,
             "n": firing["n"],
             "baseline_n": firing["baseline_n"],
             "q_value": firing["q_value"],
+            "operational_value": firing["value"].where(~statistical),
             "threshold": firing["threshold"],
         }
     )
@@ -111,7 +112,7 @@ with layout.section("Alerts"):
         counts = alerts.firing_counts(f.as_of)
         st.markdown(
             f"**{words.count(len(firing))} {'alert' if len(firing) == 1 else 'alerts'} firing**: "
-            + ", ".join(f"{words.severity_badge(severity)} {count}" for severity, count in counts.items())
+            + ", ".join(f"{count} {words.severity_badge(severity)}" for severity, count in counts.items())
             + f" · rules last evaluated {evaluated}"
         )
         layout.table(
@@ -119,12 +120,15 @@ with layout.section("Alerts"):
             "alerts_firing",
             hide_index=True,
             column_config={
-                "value": st.column_config.NumberColumn("value", format="%.3g"),
-                "baseline_value": st.column_config.NumberColumn("baseline", format="percent"),
+                "firing_since": st.column_config.DateColumn("firing since", format="YYYY-MM-DD"),
+                "days_firing": st.column_config.NumberColumn("days firing"),
+                "recent_rate": st.column_config.NumberColumn("recent", format="percent"),
+                "baseline_rate": st.column_config.NumberColumn("baseline", format="percent"),
                 "change_pp": st.column_config.NumberColumn("change (pp)", format="%+.1f"),
                 "change_ci_low_pp": st.column_config.NumberColumn("change CI low (pp)", format="%+.1f"),
                 "change_ci_high_pp": st.column_config.NumberColumn("change CI high (pp)", format="%+.1f"),
                 "q_value": st.column_config.NumberColumn("q", format="%.2g"),
+                "operational_value": st.column_config.NumberColumn("value (hours, share)", format="%.3g"),
             },
         )
         days = alerts.evidence(f.as_of)
@@ -161,5 +165,10 @@ with layout.section("Resolved alerts"):
             ),
             "alerts_resolved",
             hide_index=True,
-            column_config={"last_change_pp": st.column_config.NumberColumn("last change (pp)", format="%+.1f")},
+            column_config={
+                "firing_since": st.column_config.DateColumn("firing since", format="YYYY-MM-DD"),
+                "resolved_on": st.column_config.DateColumn("resolved on", format="YYYY-MM-DD"),
+                "days_firing": st.column_config.NumberColumn("days firing"),
+                "last_change_pp": st.column_config.NumberColumn("last change (pp)", format="%+.1f"),
+            },
         )

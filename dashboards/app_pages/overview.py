@@ -33,11 +33,13 @@ def alerts_badge() -> None:
         return
     total = sum(counts.values())
     with st.container(border=True):
-        st.markdown(
-            f"**{words.count(total)} {'alert' if total == 1 else 'alerts'} firing** on {f.as_of}: "
-            + ", ".join(f"{words.severity_badge(severity)} {count}" for severity, count in counts.items())
+        st.page_link(
+            "app_pages/alerts.py",
+            label=f"**{words.count(total)} {'alert' if total == 1 else 'alerts'} firing** on {f.as_of}: "
+            + ", ".join(f"{count} {words.severity_badge(severity)}" for severity, count in counts.items())
+            + " · what fires and the evidence",
+            icon=":material/notifications_active:",
         )
-        st.page_link("app_pages/alerts.py", label="What fires and the evidence", icon=":material/notifications:")
 
 
 with layout.section("Alerts"):
