@@ -16,13 +16,18 @@ from streamlit.testing.v1 import AppTest
 from dashboards import text, words
 from dashboards.report.build import build_report
 from tests.support.dashboard import (
+    ARTIFACTS,
     AS_OF,
+    LOAD_TIMEOUT_MS,
     PAGES,
     DashboardPage,
     DemoWarehouse,
     assert_no_exception,
+    chromium,
     copy_warehouse,
     run_page,
+    start_dashboard,
+    wait_until_idle,
 )
 from warehouse.access import Scope
 from warehouse.location import Warehouse, serving_path
@@ -178,3 +183,45 @@ def test_the_report_summary_lists_the_firing_alerts(on_demo: DemoWarehouse) -> N
         assert f"<a href='#alerts'>{html.escape(f'{rule_name}, {subject}')}</a>: {severity}, firing since" in summary
     tenant = build_report(Warehouse.at(on_demo.db), as_of=None, tenant="acme").html
     assert "Alerts: not split by tenant" in tenant and "<h3>Alerts firing</h3>" not in tenant
+
+
+# each chart's title, subtitle and legend: their text and box, and the chart's
+CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+    const frame = plot.getBoundingClientRect();
+    return [...plot.querySelectorAll('.gtitle, .gtitle-subtitle, .legendtext, .annotation-text')].map(part => {
+        const box = part.getBoundingClientRect();
+        return {text: part.textContent, left: box.left, right: box.right, frame_left: frame.left,
+                frame_right: frame.right};
+    });
+})"""
+
+
+@pytest.mark.browser
+def test_in_chromium_the_hostile_subject_is_text_and_the_chart_fits_a_phone(
+    demo: DemoWarehouse, hostile_db: Path, tmp_path: Path
+) -> None:
+    """At 390 px and at desktop width: the evidence chart is drawn with its title, legend and marks inside its
+    frame, the hostile subject is shown literally (no element of its markup), and each width is saved as a
+    screenshot (tests/artifacts/dashboard-alerts-<width>.png)."""
+    server = start_dashboard(hostile_db, demo.env(hostile_db), tmp_path / "dashboard.log")
+    try:
+        with chromium() as browser:
+            for name, width in (("390", 390), ("desktop", 1500)):
+                context = browser.new_context(viewport={"width": width, "height": 3000})
+                shown = context.new_page()
+                shown.goto(f"{server.url}/alerts")
+                shown.get_by_role("heading", name="Alerts", level=1).wait_for(timeout=LOAD_TIMEOUT_MS)
+                wait_until_idle(shown)
+                body = shown.inner_text("[data-testid='stMain']")
+                assert "<script>alert(1)</script>" in body and "\\u202e" in body, body[:2000]
+                assert shown.evaluate("() => [...document.scripts].some(s => s.text.includes('alert(1)'))") is False
+                assert shown.locator("[data-testid='stMain'] a[href^='javascript']").count() == 0
+                parts = shown.evaluate(CHART_TEXTS)
+                assert {"recent window", "baseline window"} <= {part["text"] for part in parts}, parts
+                for part in parts:
+                    assert part["frame_left"] - 1 <= part["left"] and part["right"] <= part["frame_right"] + 1, part
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                shown.screenshot(path=str(ARTIFACTS / f"dashboard-alerts-{name}.png"), full_page=True)
+                context.close()
+    finally:
+        server.stop()
