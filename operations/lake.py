@@ -40,7 +40,7 @@ from pathlib import Path
 import duckdb
 
 from operations.retention import logged_archives
-from warehouse.raw_tables import DATA_TABLES, RAW_TABLES, Column
+from warehouse.raw_tables import DATA_TABLES, OPTIONAL_TABLES, RAW_TABLES, Column, empty_table_sql
 from warehouse.sql import quote, sql_literal
 
 PARTITION_COLUMN = "_lake_day"
@@ -54,6 +54,7 @@ _BOOKKEEPING_DAY = {
     "purge_log": "applied_at",
     "quarantine": "quarantined_at",
     "erasure_log": "requested_at",
+    "nightly_runs": "started_at",
 }
 
 
@@ -99,10 +100,24 @@ def _archive_relation(con: duckdb.DuckDBPyConnection) -> str:
     return f"({empty} union all by name select {columns} from read_parquet([{listed}], union_by_name = true))"
 
 
+def _relation(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """raw.<table>; an optional table the warehouse lacks (warehouse/raw_tables.py) as no rows of its columns."""
+    if table in OPTIONAL_TABLES:
+        found = con.execute(
+            "select count(*) from information_schema.tables "
+            "where table_catalog = current_database() and table_schema = 'raw' and table_name = ?",
+            [table],
+        ).fetchall()[0][0]
+        if not found:
+            return f"({empty_table_sql(table)})"
+    return f"raw.{table}"
+
+
 def lake_tables(con: duckdb.DuckDBPyConnection) -> list[LakeTable]:
     tables = [LakeTable(name, columns, "_loaded_at", f"raw.{name}") for name, columns in DATA_TABLES.items()]
     tables += [
-        LakeTable(name, RAW_TABLES[name], day_column, f"raw.{name}") for name, day_column in _BOOKKEEPING_DAY.items()
+        LakeTable(name, RAW_TABLES[name], day_column, _relation(con, name))
+        for name, day_column in _BOOKKEEPING_DAY.items()
     ]
     tables.append(LakeTable(ARCHIVE_TABLE, DATA_TABLES["analyzer_events"], "_loaded_at", _archive_relation(con)))
     return tables

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TextIO
 
+from operations.nightly_runs import NightlyRunRecord
 from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies, read_purge_settings
 from operations.targets import build_on_target
 from warehouse.as_of import ReportInstant
@@ -213,12 +214,15 @@ def run_nightly(
         logger = logger_for(log_path)
         logger.info("nightly run on %s as of %s", db, as_of, extra=DETAIL)
         started = time.perf_counter()
+        record = NightlyRunRecord(db, as_of, logger)  # raw.nightly_runs (operations/nightly_runs.py)
+        record.start()
         steps = [
-            run_step("ingest", ingest, logger),
-            run_step("purge", lambda: _purge_step(db, as_of.day, archive_dir, config_file), logger),
-            run_step("build", lambda: _build_step(db, as_of, logger, verbose, target), logger),
+            record.step(run_step("ingest", ingest, logger)),
+            record.step(run_step("purge", lambda: _purge_step(db, as_of.day, archive_dir, config_file), logger)),
+            record.step(run_step("build", lambda: _build_step(db, as_of, logger, verbose, target), logger)),
         ]
         failed = [step.name for step in steps if not step.ok]
+        record.finish(failed)
         logger.info(
             "nightly %s in %.1f s", "failed: " + ", ".join(failed) if failed else "ok", time.perf_counter() - started
         )

@@ -4,7 +4,7 @@ A data table's columns are its contract's fields (warehouse/contracts.py), in
 the contract's order, with the SQL type of the field's kind, `not null` where
 the contract requires a value or supplies a default, and the lineage columns
 every load adds. The bookkeeping tables (quarantine, load manifest, purge and
-erasure logs) are declared here as columns too. `ensure_raw_schema` creates
+erasure logs, nightly runs) are declared here as columns too. `ensure_raw_schema` creates
 what is missing, adds the columns a warehouse from an earlier version lacks and
 drops the `not null` of a column this version declares nullable (analyzer
 events' `timestamp`, nullable since undated events land).
@@ -139,9 +139,23 @@ BOOKKEEPING_TABLES: dict[str, tuple[Column, ...]] = {
         Column("detail", "json"),
         Column("is_dry_run", "boolean", True),
     ),
+    # one row per `feedback-analytics nightly` run that took the lock (operations/nightly_runs.py): 'running' from
+    # its start, the failed steps so far after each step, 'ok' or 'failed' at its end; a killed run stays 'running'
+    "nightly_runs": (
+        Column("run_id", "varchar", True),
+        Column("started_at", "timestamp", True),
+        Column("finished_at", "timestamp"),
+        Column("as_of", "timestamp", True),
+        Column("status", "varchar", True),
+        Column("failed_steps", "varchar", True),
+    ),
 }
 
 RAW_TABLES: dict[str, tuple[Column, ...]] = {**DATA_TABLES, **BOOKKEEPING_TABLES}
+
+# tables a warehouse of an earlier version may lack without being refused (read-only commands, the lake export,
+# the dbt build read them as empty): only a nightly, or an ingest or purge of this version, creates them
+OPTIONAL_TABLES = frozenset({"nightly_runs"})
 
 
 def create_table_sql(table: str) -> str:
@@ -150,12 +164,19 @@ def create_table_sql(table: str) -> str:
 
 
 def missing_raw_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The raw tables this version needs that the connected warehouse lacks, in declaration order."""
+    """The raw tables this version needs that the connected warehouse lacks, in declaration order (the optional
+    ones are not needed)."""
     found = {
         row[0]
         for row in con.execute("select table_name from information_schema.tables where table_schema = 'raw'").fetchall()
     }
-    return [table for table in RAW_TABLES if table not in found]
+    return [table for table in RAW_TABLES if table not in found and table not in OPTIONAL_TABLES]
+
+
+def empty_table_sql(table: str) -> str:
+    """A select of no rows with the columns and types of the raw table `table` (an optional table that is absent)."""
+    columns = ", ".join(f"cast(null as {column.sql_type}) as {quote(column.name)}" for column in RAW_TABLES[table])
+    return f"select {columns} where false"
 
 
 def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:

@@ -40,7 +40,13 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_one_raw_table_per_contract_and_the_bookkeeping_tables(warehouse: Path) -> None:
     assert list(DATA_TABLES) == [contract.table for contract in CONTRACTS]
-    assert set(RAW_TABLES) == set(DATA_TABLES) | {"quarantine", "load_manifest", "purge_log", "erasure_log"}
+    assert set(RAW_TABLES) == set(DATA_TABLES) | {
+        "quarantine",
+        "load_manifest",
+        "purge_log",
+        "erasure_log",
+        "nightly_runs",
+    }
     with duckdb.connect(str(warehouse), read_only=True) as con:
         found = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
     assert set(RAW_TABLES) <= found

@@ -12,11 +12,11 @@
 -- config label>` (followed by ` at <tenant>` when golden sets of that name
 -- belong to several tenants); they have no windows.
 -- A test is made only when both samples have at least `min_n` trials
--- (`has_enough_data`); then the pooled two-proportion z and its one-sided
--- p-value in the bad direction (Q(z) for `up`, Q(-z) for `down`), else both
--- are null. The rates, their Wilson intervals and the Newcombe interval of
--- the difference are given whenever a sample is not empty. The q-values
--- (across every test of an evaluation day) are alert_evaluations'.
+-- (`has_enough_data`); then the pooled two-proportion z, else it is null.
+-- The rates, their Wilson intervals and the Newcombe interval of the
+-- difference are given whenever a sample is not empty. The one-sided
+-- p-values in the bad direction and their q-values (across every test of
+-- an evaluation day) are alert_evaluations'.
 
 {%- set backfill_days = var('alert_backfill_days') %}
 {%- set as_of_date = 'cast(' ~ as_of_timestamp() ~ ' as date)' %}
@@ -25,7 +25,9 @@ with rules as (
     select * from {{ ref('alert_rules') }}
     where
         enabled
-        and metric in ('correction_rate', 'session_positive_rate', 'reaction_satisfaction', 'eval_pass_rate')
+        and metric in (
+            'correction_rate', 'session_positive_rate', 'reaction_satisfaction', 'eval_pass_rate'
+        )
 ),
 
 daily_counts as (
@@ -47,8 +49,11 @@ windowed_rules as (
     select
         rules.*,
         evaluation_days.evaluated_on,
-        cast({{ dbt.dateadd('day', '1 - rules.recent_days', 'evaluation_days.evaluated_on') }} as date)
-            as recent_start_on,
+        cast(
+            {{ dbt.dateadd(
+                'day', '1 - rules.recent_days', 'evaluation_days.evaluated_on'
+            ) }} as date
+        ) as recent_start_on,
         cast(
             {{ dbt.dateadd(
                 'day', '1 - rules.recent_days - rules.baseline_days', 'evaluation_days.evaluated_on'
@@ -67,24 +72,28 @@ windowed_counts as (
         windowed_rules.recent_start_on,
         windowed_rules.baseline_start_on,
         coalesce(sum(case
-            when daily_counts.count_date >= windowed_rules.recent_start_on then daily_counts.successes
+            when daily_counts.count_date >= windowed_rules.recent_start_on
+                then daily_counts.successes
         end), 0) as recent_successes,
         coalesce(sum(case
-            when daily_counts.count_date >= windowed_rules.recent_start_on then daily_counts.trials
+            when daily_counts.count_date >= windowed_rules.recent_start_on
+                then daily_counts.trials
         end), 0) as recent_trials,
         coalesce(sum(case
-            when daily_counts.count_date < windowed_rules.recent_start_on then daily_counts.successes
+            when daily_counts.count_date < windowed_rules.recent_start_on
+                then daily_counts.successes
         end), 0) as baseline_successes,
         coalesce(sum(case
-            when daily_counts.count_date < windowed_rules.recent_start_on then daily_counts.trials
+            when daily_counts.count_date < windowed_rules.recent_start_on
+                then daily_counts.trials
         end), 0) as baseline_trials
     from windowed_rules
     inner join daily_counts
         on
             windowed_rules.metric = daily_counts.metric
             and windowed_rules.scope = daily_counts.scope
-            and daily_counts.count_date >= windowed_rules.baseline_start_on
-            and daily_counts.count_date <= windowed_rules.evaluated_on
+            and windowed_rules.baseline_start_on <= daily_counts.count_date
+            and windowed_rules.evaluated_on >= daily_counts.count_date
     group by
         windowed_rules.rule_id,
         daily_counts.subject,
@@ -105,7 +114,9 @@ cell_counts as (
         rules.rule_id,
         case
             when shared_golden_sets.golden_set is null
-                then {{ dbt.concat(['baseline_comparison.golden_set', "' / '", 'baseline_comparison.agent_config_label']) }}
+                then {{ dbt.concat([
+                    'baseline_comparison.golden_set', "' / '", 'baseline_comparison.agent_config_label',
+                ]) }}
             else {{ dbt.concat([
                 'baseline_comparison.golden_set', "' / '", 'baseline_comparison.agent_config_label',
                 "' at '", "coalesce(baseline_comparison.tenant, 'no tenant')",
@@ -174,7 +185,9 @@ exact as (
         {{ wilson_high('baseline_successes', 'baseline_trials') }} as baseline_high_exact,
         case
             when has_enough_data
-                then {{ two_proportion_z('recent_successes', 'recent_trials', 'baseline_successes', 'baseline_trials') }}
+                then {{ two_proportion_z(
+                    'recent_successes', 'recent_trials', 'baseline_successes', 'baseline_trials',
+                ) }}
         end as z_statistic_exact
     from with_rules
 ),
@@ -191,7 +204,6 @@ tested as (
             'recent_rate_exact', 'recent_low_exact', 'recent_high_exact',
             'baseline_rate_exact', 'baseline_low_exact', 'baseline_high_exact',
         ) }} as change_ci_high_exact,
-        {{ one_sided_p_value('z_statistic_exact', 'bad_direction') }} as p_value_exact,
         {{ rate_with_interval('recent_successes', 'recent_trials', 'recent_rate') }},
         {{ rate_with_interval('baseline_successes', 'baseline_trials', 'baseline_rate') }}
     from exact

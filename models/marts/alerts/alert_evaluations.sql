@@ -4,7 +4,9 @@
 -- (int_alerts__statistical_tests) and replaces those days here; older
 -- evaluation days are kept as they were (incremental on the day, never
 -- full-refreshed, like the history rollups), so a purge or a past as_of
--- build loses none. q-values: Benjamini-Hochberg over every statistical
+-- build loses none. The operational rules' checks
+-- (int_alerts__operational_checks) are unioned in, without statistics.
+-- q-values: Benjamini-Hochberg over every statistical
 -- test of the evaluation day, every rule and subject together. `breach`
 -- when both samples have at least `min_n` and q <= significance_level (the
 -- published, rounded q), `insufficient_data` when a sample is smaller,
@@ -24,17 +26,24 @@ with statistical_tests as (
     select * from {{ ref('int_alerts__statistical_tests') }}
 ),
 
-{{ benjamini_hochberg_ctes('statistical_tests', 'rule_id asc, subject asc', partition_by='evaluated_on') }},
+-- one-sided in the bad direction: Q(z) for `up`, Q(-z) for `down`
+tested as (
+    select
+        *,
+        {{ one_sided_p_value('z_statistic_exact', 'bad_direction') }} as p_value_exact
+    from statistical_tests
+),
+
+{{ benjamini_hochberg_ctes(
+    'tested', 'rule_id asc, subject asc', partition_by='evaluated_on',
+) }},
 
 statistical as (
     select
         evaluated_on,
         case
             when evaluated_on = {{ as_of_date }} then {{ as_of_timestamp() }}
-            else {{ dbt.dateadd(
-                'microsecond', -1,
-                'cast(' ~ dbt.dateadd('day', 1, 'evaluated_on') ~ ' as ' ~ dbt.type_timestamp() ~ ')',
-            ) }}
+            else {{ day_end_at('evaluated_on') }}
         end as evaluated_at,
         rule_id,
         rule_name,
@@ -43,7 +52,7 @@ statistical as (
         subject,
         bad_direction,
         severity,
-        recent_rate as value,
+        recent_rate as value,  -- noqa: RF04
         baseline_rate as baseline_value,
         {{ round_metric('rate_change_exact') }} as value_change,
         {{ round_metric('change_ci_low_exact') }} as change_ci_low,
@@ -66,11 +75,68 @@ statistical as (
     from adjusted
 ),
 
--- The operational checks (source_silent, nightly_failed, quarantine_share)
--- join here: int_alerts__operational_checks, with these columns and a null
--- q_value (helper part "aops"; not on this branch yet).
+-- the operational rules (source_silent, nightly_failed, quarantine_share):
+-- the same columns, without statistics (q_value null)
+operational_checks as (
+    select * from {{ ref('int_alerts__operational_checks') }}
+),
+
 evaluations as (
-    select * from statistical
+    select
+        evaluated_on,
+        evaluated_at,
+        rule_id,
+        rule_name,
+        metric,
+        scope,
+        subject,
+        bad_direction,
+        severity,
+        value,  -- noqa: RF04
+        baseline_value,
+        value_change,
+        change_ci_low,
+        change_ci_high,
+        n,
+        baseline_n,
+        z_statistic,
+        p_value,
+        q_value,
+        threshold,
+        significance_level,
+        sustain,
+        evaluation,
+        recent_start_on,
+        baseline_start_on
+    from statistical
+    union all
+    select
+        evaluated_on,
+        evaluated_at,
+        rule_id,
+        rule_name,
+        metric,
+        scope,
+        subject,
+        bad_direction,
+        severity,
+        value,  -- noqa: RF04
+        baseline_value,
+        value_change,
+        change_ci_low,
+        change_ci_high,
+        n,
+        baseline_n,
+        z_statistic,
+        p_value,
+        q_value,
+        threshold,
+        significance_level,
+        sustain,
+        evaluation,
+        recent_start_on,
+        baseline_start_on
+    from operational_checks
 )
 
 select
@@ -83,7 +149,7 @@ select
     cast(subject as {{ dbt.type_string() }}) as subject,
     cast(bad_direction as {{ dbt.type_string() }}) as bad_direction,
     cast(severity as {{ dbt.type_string() }}) as severity,
-    cast(value as {{ dbt.type_float() }}) as value,
+    cast(value as {{ dbt.type_float() }}) as value,  -- noqa: RF04
     cast(baseline_value as {{ dbt.type_float() }}) as baseline_value,
     cast(value_change as {{ dbt.type_float() }}) as value_change,
     cast(change_ci_low as {{ dbt.type_float() }}) as change_ci_low,

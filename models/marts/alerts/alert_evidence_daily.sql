@@ -27,7 +27,9 @@ latest_episodes as (
         metric,
         scope,
         last_evaluated_on,
-        row_number() over (partition by rule_id, subject order by firing_since desc) as episode_recency
+        row_number() over (
+            partition by rule_id, subject order by firing_since desc
+        ) as episode_recency
     from states
 ),
 
@@ -53,7 +55,9 @@ select
     windows.rule_id,
     windows.subject,
     daily_counts.count_date as evidence_date,
-    case when daily_counts.count_date >= windows.recent_start_on then 'recent' else 'baseline' end as evidence_window,
+    case
+        when daily_counts.count_date >= windows.recent_start_on then 'recent' else 'baseline'
+    end as evidence_window,
     windows.metric,
     windows.scope,
     windows.evaluated_on,
@@ -67,5 +71,5 @@ inner join daily_counts
         windows.metric = daily_counts.metric
         and windows.scope = daily_counts.scope
         and windows.subject = daily_counts.subject
-        and daily_counts.count_date >= windows.baseline_start_on
-        and daily_counts.count_date <= windows.evaluated_on
+        and windows.baseline_start_on <= daily_counts.count_date
+        and windows.evaluated_on >= daily_counts.count_date

@@ -92,8 +92,8 @@ last_evaluations as (
         on
             episodes.rule_id = evaluations.rule_id
             and episodes.subject = evaluations.subject
-            and evaluations.evaluated_on >= episodes.firing_since
-            and (episodes.resolved_on is null or evaluations.evaluated_on <= episodes.resolved_on)
+            and episodes.firing_since <= evaluations.evaluated_on
+            and (episodes.resolved_on is null or episodes.resolved_on >= evaluations.evaluated_on)
     group by episodes.rule_id, episodes.subject, episodes.firing_since
 )
 
