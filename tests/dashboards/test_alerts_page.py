@@ -225,3 +225,18 @@ def test_in_chromium_the_hostile_subject_is_text_and_the_chart_fits_a_phone(
                 context.close()
     finally:
         server.stop()
+
+
+def test_operational_alerts_read_their_value_against_the_threshold() -> None:
+    """No chart for a silent source, a failed nightly or a load that quarantined too much: their words."""
+    assert words.operational_reading("source_silent", 96.4, 72.0) == (
+        "No signal for 96 hours; the rule allows 72 hours of silence."
+    )
+    assert words.operational_reading("quarantine_share", 0.125, 0.05) == (
+        "A load quarantined 12.5% of the rows it read; the rule allows 5.0%."
+    )
+    assert words.operational_reading("nightly_failed", 1.0, None) == (
+        "The latest nightly run failed a step or never finished."
+    )
+    assert words.severity_badge("critical") == ":red-badge[critical]"
+    assert words.severity_badge("]<b>[x](y)") == ":gray-badge[bxy]"  # a seed's odd severity cannot break out
