@@ -24,6 +24,7 @@ st.set_page_config(page_title="Feedback Analytics", page_icon=":bar_chart:", lay
 # Streamlit serves at the root (/overview would say "Page not found"); models/exposures.yml lists them.
 PAGES = [
     st.Page("app_pages/overview.py", title="Overview", icon=":material/dashboard:", url_path="overview", default=True),
+    st.Page("app_pages/alerts.py", url_path="alerts", title="Alerts", icon=":material/notifications:"),
     st.Page(
         "app_pages/session_feedback.py",
         url_path="session-feedback",

@@ -148,3 +148,44 @@ def not_split(tenant: str | None, project: str | None) -> str | None:
     if project:
         return NOT_SPLIT_BY_PROJECT
     return None
+
+
+# -- alerts (docs/alerts.md): severities, metrics, operational readings ------------------------------------------
+SEVERITY_COLOURS = {"critical": "red", "warning": "orange", "info": "blue"}  # Streamlit markdown badge colours
+ALERT_METRICS = {
+    "correction_rate": "Correction rate",
+    "session_positive_rate": "Session positive rate",
+    "reaction_satisfaction": "Reaction satisfaction",
+    "eval_pass_rate": "Eval pass rate",
+}
+
+
+def severity_badge(severity: object) -> str:
+    """An alert's severity as a Streamlit markdown badge (`:red-badge[critical]`); an unknown one in grey, as
+    letters only (it comes from the seed, which an analyst edits)."""
+    name = "".join(character for character in str(severity) if character.isalnum()) or "unknown"
+    return f":{SEVERITY_COLOURS.get(name, 'gray')}-badge[{name}]"
+
+
+def days(value: object) -> str:
+    """A number of days: `1 day`, `12 days`."""
+    return MISSING if _missing(value) else f"{int(value):,} {'day' if int(value) == 1 else 'days'}"
+
+
+def alert_metric(code: object) -> str:
+    """An alert rule's metric in words (`correction_rate` -> "Correction rate"); an unknown code as it is."""
+    return ALERT_METRICS.get(str(code), "" if code is None else str(code))
+
+
+def operational_reading(metric: object, value: object, threshold: object) -> str:
+    """An operational alert's value against its threshold, in words (no chart has it)."""
+    kind = str(metric)
+    if kind == "source_silent":
+        hours = MISSING if _missing(value) else f"{float(value):,.0f}"
+        limit = MISSING if _missing(threshold) else f"{float(threshold):g}"
+        return f"No signal for {hours} hours; the rule allows {limit} hours of silence."
+    if kind == "quarantine_share":
+        return f"A load quarantined {percent(value)} of the rows it read; the rule allows {percent(threshold)}."
+    if kind == "nightly_failed":
+        return "The latest nightly run failed a step or never finished."
+    return f"Value {value} against the threshold {threshold}."

@@ -16,10 +16,34 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import charts, data, layout, text, words
-from dashboards.queries import overview
+from dashboards.queries import alerts, overview
 
 status, f = layout.page("Overview")
 layout.scope(f, "Every section covers this period; changes are against the period before.")
+
+
+def alerts_badge() -> None:
+    """The alerts firing on the sidebar's day by severity, linking to the Alerts page; a quiet line when none.
+    Nothing for a build without the alert marts, or a reader of some tenants (the marts have no tenant)."""
+    if "alert_states" not in status.marts or not data.current_scope().is_all:
+        return
+    counts = alerts.firing_counts(f.as_of)
+    if not counts:
+        st.caption(f"No alerts firing on {f.as_of}.")
+        return
+    total = sum(counts.values())
+    with st.container(border=True):
+        st.page_link(
+            "app_pages/alerts.py",
+            label=f"**{words.count(total)} {'alert' if total == 1 else 'alerts'} firing** on {f.as_of}: "
+            + ", ".join(f"{count} {words.severity_badge(severity)}" for severity, count in counts.items())
+            + " · what fires and the evidence",
+            icon=":material/notifications_active:",
+        )
+
+
+with layout.section("Alerts"):
+    alerts_badge()
 
 KPIS = overview.HEADLINES
 LABELS = {metric: label for metric, label, _, _ in KPIS}

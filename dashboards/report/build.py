@@ -12,7 +12,7 @@ import plotly.offline
 from dashboards import data
 from dashboards.filters import DEFAULT_PERIOD, Filters
 from dashboards.queries import scope
-from dashboards.report import evals, rates, skills, sources, summary
+from dashboards.report import alerts, evals, rates, skills, sources, summary
 from dashboards.report.context import Context
 from dashboards.report.markup import STYLE, Builder, escape
 from warehouse.access import EVERYTHING, Scope
@@ -21,6 +21,7 @@ from warehouse.location import Warehouse
 
 SECTIONS: tuple[Callable[[Builder, Context], None], ...] = (
     summary.summary,
+    alerts.section,
     rates.headlines,
     rates.trends,
     rates.session_modality,

@@ -11,6 +11,7 @@ from dashboards.report.markup import Builder, escape
 from warehouse.access import Scope
 
 # The sections' anchors: the summary links to them.
+ALERTS = "alerts"
 HEADLINES = "headline-rates"
 TRENDS = "weekly-trends"
 MODALITY = "session-feedback-by-modality"

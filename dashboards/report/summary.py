@@ -17,7 +17,7 @@ from dashboards import data, words
 from dashboards.queries import evals as eval_queries
 from dashboards.queries import overview
 from dashboards.queries import skills as skill_queries
-from dashboards.report import context, rates, skills, sources
+from dashboards.report import alerts, context, rates, skills, sources
 from dashboards.report import evals as eval_sections
 from dashboards.report.context import Context
 from dashboards.report.markup import Builder, escape, link, sentence
@@ -141,7 +141,9 @@ def summary(report: Builder, ctx: Context) -> None:
     f = ctx.f
     headline_rates = rates.headline_rates(ctx)
     title, worsenings = _worsenings(ctx)
+    firing = alerts.firing_items(ctx)
     groups = [
+        _group(alerts.TITLE, firing),
         _group(title, worsenings),
         _group("Headline rates that got significantly worse", _headlines_worse(ctx, headline_rates)),
         _group("Worse than the pinned baseline", _baseline(ctx)),
@@ -151,8 +153,8 @@ def summary(report: Builder, ctx: Context) -> None:
     listed = "".join(groups)
     report.heading(
         f"Needs attention, {f.period_label()}",
-        f"{sentence(f.scope_label())} · {f.retention_label()}. What got significantly worse, what is worse than "
-        f"the pinned baseline, and which source stopped arriving; each links to its section.",
+        f"{sentence(f.scope_label())} · {f.retention_label()}. The alerts firing, what got significantly worse, "
+        "what is worse than the pinned baseline, and which source stopped arriving; each links to its section.",
         anchor=ANCHOR,
     )
     if listed:
@@ -163,7 +165,7 @@ def summary(report: Builder, ctx: Context) -> None:
             + escape(_nothing(ctx))
             + "</p></div>"
         )
-    notes = []
+    notes = [f"<p class='note'>{escape(line)}</p>" for line in [alerts.note(ctx, bool(firing))] if line]
     if ctx.left_out():
         notes.append(
             f"<p class='note'>Skills, session feedback and analyzer events: {escape(ctx.left_out() or '')} "

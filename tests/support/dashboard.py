@@ -91,6 +91,7 @@ class DashboardPage:
 
 PAGES = (
     DashboardPage("app_pages/overview.py", "overview", "Overview", default=True),
+    DashboardPage("app_pages/alerts.py", "alerts", "Alerts"),
     DashboardPage("app_pages/session_feedback.py", "session-feedback", "Session feedback"),
     DashboardPage("app_pages/conversations.py", "conversations", "Conversations and reactions"),
     DashboardPage("app_pages/skills.py", "skills", "Skills"),
