@@ -7,16 +7,20 @@
     at 1, in `q_value_exact`. Rows without a p-value keep a null rank and q.
     docs/metrics.md, "False discoveries"; tests/dbt/test_statistics_oracle.py
     checks it against statsmodels' multipletests(method="fdr_bh").
+    `partition_by` (SQL column list, default none: one family of every row)
+    makes one family per value of those columns (alert_evaluations: one per
+    evaluation day, every rule and subject of the day together).
 -#}
-{% macro benjamini_hochberg_ctes(relation, tie_order, p_value='p_value_exact') -%}
+{% macro benjamini_hochberg_ctes(relation, tie_order, p_value='p_value_exact', partition_by=none) -%}
+{%- set partition = ('partition by ' ~ partition_by ~ ' ') if partition_by else '' -%}
 ranked_p_values as (
     select
         *,
         case
             when {{ p_value }} is not null
-                then row_number() over (order by {{ p_value }} asc nulls last, {{ tie_order }})
+                then row_number() over ({{ partition }}order by {{ p_value }} asc nulls last, {{ tie_order }})
         end as p_value_rank,
-        count({{ p_value }}) over () as tests_in_family
+        count({{ p_value }}) over ({{ partition | trim }}) as tests_in_family
     from {{ relation }}
 ),
 
@@ -28,7 +32,7 @@ adjusted as (
                 then least(
                     1.0e0,
                     min({{ p_value }} * tests_in_family / p_value_rank) over (
-                        order by p_value_rank desc nulls first
+                        {{ partition }}order by p_value_rank desc nulls first
                         rows between unbounded preceding and current row
                     )
                 )

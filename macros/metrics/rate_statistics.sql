@@ -120,6 +120,25 @@
 {%- endmacro %}
 
 {#
+    One-sided p-value of a z statistic in the bad direction `direction` (a SQL
+    expression giving 'up' or 'down'): the upper tail of z, Q(z), for 'up' (a
+    rise is the alternative), the upper tail of -z, Q(-z), for 'down'. Built
+    from Q(|z|): the tail on the side z lies on is Q(|z|), the other side
+    1 - Q(|z|). NULL when z or the direction is. statsmodels'
+    proportions_ztest(alternative='larger' / 'smaller') computes the same
+    (tests/dbt/test_alert_statistics_oracle.py).
+#}
+{% macro one_sided_p_value(z, direction) -%}
+    case
+        when ({{ z }}) is null or ({{ direction }}) is null then null
+        when (({{ direction }}) = 'up' and ({{ z }}) >= 0) or (({{ direction }}) = 'down' and ({{ z }}) <= 0)
+            then {{ normal_upper_tail_of_abs(z) }}
+        when ({{ direction }}) in ('up', 'down')
+            then 1.0e0 - {{ normal_upper_tail_of_abs(z) }}
+    end
+{%- endmacro %}
+
+{#
     Newcombe's hybrid score interval for a difference of two proportions
     p1 - p2 (method 10 of Newcombe 1998), from each rate and its 95% Wilson
     bounds (l1, u1) and (l2, u2):
