@@ -5,7 +5,8 @@ recent_days, baseline_days, significance_level, sustain and min_n are read from 
 docs/alerts.md defines it:
 
 - SUBJECTS = 30 skills + 6 agent configs; each has Poisson(200 / 7) invocations a day, each a correction
-  with probability p0 (the base rate; the same for every subject; outcomes are 0/1, no partials);
+  with probability p0 (the base rate: the same for every subject, or `mixed`: the worsening skill at 0.10
+  and the others spread over 0.05..0.20; outcomes are 0/1, no partials);
 - every night, per subject, the recent window (the recent_days days ending that night) against the
   baseline window (the baseline_days days before it): the one-sided pooled two-proportion z-test in the bad
   direction (statsmodels' `proportions_ztest(..., alternative="larger")`), Benjamini-Hochberg across every
@@ -27,7 +28,7 @@ stable runs of that base rate are at most 0.5 per 30 nights ("threshold, tuned";
 data it is then scored on, which favours it).
 
     python bench/alerts_power.py [--simulations 400] [--nights 200] [--seed 20261125]
-                                 [--base-rates 0.05,0.10,0.15,0.20] [--search]
+                                 [--base-rates 0.05,0.10,0.15,0.20,mixed] [--search]
 
 The statistics are vectorised numpy; each run checks them against statsmodels on a sample of nights before
 it measures (tests/bench/test_alerts_power.py does too, and against the dbt marts). Prints a Markdown table
@@ -139,11 +140,12 @@ class Counts:
 
 
 def simulate(
-    rng: np.random.Generator, simulations: int, days: int, base_rate: float, change_day: int | None = None
+    rng: np.random.Generator, simulations: int, days: int, base_rates: np.ndarray, change_day: int | None = None
 ) -> Counts:
-    """Poisson(200/7) invocations a day per subject; subject 0 (a skill) worsens by WORSENING from change_day."""
+    """Poisson(200/7) invocations a day per subject, each a correction with its subject's base rate; subject 0
+    (a skill) worsens by WORSENING from change_day."""
     trials = rng.poisson(INVOCATIONS_PER_WEEK / 7, size=(simulations, days, SUBJECTS))
-    rate = np.full((1, days, SUBJECTS), base_rate)
+    rate = np.tile(base_rates, (1, days, 1)).astype(float)
     if change_day is not None:
         rate[0, change_day:, 0] += WORSENING
     return Counts(trials, rng.binomial(trials, rate), first_night=0)
@@ -197,16 +199,31 @@ def episodes(breach: np.ndarray, sufficient: np.ndarray, sustain: int) -> tuple[
 class Scenario:
     """One base rate's simulated data: the stable runs and the runs with a worsening."""
 
-    base_rate: float
+    base_rate: str
     stable: Counts
     stable_nights: np.ndarray
     worse: Counts
     worse_nights: np.ndarray
 
 
-def scenario(rng: np.random.Generator, base_rate: float, simulations: int, nights: int, warm_up: int) -> Scenario:
-    stable = simulate(rng, simulations, warm_up + nights, base_rate)
-    worse = simulate(rng, simulations, warm_up + HORIZON, base_rate, change_day=warm_up)
+def subject_rates(base_rate: str) -> np.ndarray:
+    """Every subject's base rate: one rate for all, or `mixed`: the worsening skill at 0.10, the other 35 spread
+    evenly over 0.05..0.20 (as real skills differ; one bar then has to serve them all)."""
+    if base_rate == "mixed":
+        return np.concatenate([[0.10], np.linspace(0.05, 0.20, SUBJECTS - 1)])
+    try:
+        rate = float(base_rate)
+    except ValueError:
+        raise SystemExit(f"--base-rates: {base_rate!r} is neither a rate nor 'mixed'") from None
+    if not 0 < rate < 1 - WORSENING:
+        raise SystemExit(f"--base-rates: {base_rate} is not between 0 and {1 - WORSENING:g}")
+    return np.full(SUBJECTS, rate)
+
+
+def scenario(rng: np.random.Generator, base_rate: str, simulations: int, nights: int, warm_up: int) -> Scenario:
+    rates = subject_rates(base_rate)
+    stable = simulate(rng, simulations, warm_up + nights, rates)
+    worse = simulate(rng, simulations, warm_up + HORIZON, rates, change_day=warm_up)
     return Scenario(
         base_rate, stable, np.arange(warm_up, warm_up + nights), worse, np.arange(warm_up, warm_up + HORIZON)
     )
@@ -300,7 +317,7 @@ def table(rows: list[dict]) -> str:
     for row in rows:
         delay = row["median_delay_nights"]
         lines.append(
-            f"| {row['method']} | {row['base_rate']:.2f} | {row['false_alarms_per_30_nights']:.2f}"
+            f"| {row['method']} | {row['base_rate']} | {row['false_alarms_per_30_nights']:.2f}"
             f" (± {row['false_alarms_se']:.2f}) | {row['detected_within_7']:.0%} |"
             f" {f'{delay:g}' if delay is not None else f'> {HORIZON}'} |"
         )
@@ -312,7 +329,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--simulations", type=int, default=400, help="simulations per base rate and scenario")
     parser.add_argument("--nights", type=int, default=200, help="nightly runs of each stable simulation")
     parser.add_argument("--seed", type=int, default=20261125)
-    parser.add_argument("--base-rates", default="0.05,0.10,0.15,0.20", help="comma-separated correction rates")
+    parser.add_argument(
+        "--base-rates", default="0.05,0.10,0.15,0.20,mixed", help="comma-separated correction rates, or mixed"
+    )
     parser.add_argument("--search", action="store_true", help="also score other settings of the statistical rule")
     args = parser.parse_args(argv)
     if args.simulations < 1 or args.nights < 1:
@@ -322,7 +341,7 @@ def main(argv: list[str] | None = None) -> None:
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
     scenarios = [
-        scenario(rng, float(rate), args.simulations, args.nights, warm_up) for rate in args.base_rates.split(",")
+        scenario(rng, rate.strip(), args.simulations, args.nights, warm_up) for rate in args.base_rates.split(",")
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
