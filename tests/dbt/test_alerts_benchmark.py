@@ -164,3 +164,5 @@ def test_the_script_prints_its_table_at_a_tiny_size() -> None:
     assert '"statsmodels_gap"' in lines[-1]
     bad = run_script("--simulations", "0")
     assert bad.returncode != 0 and bad.stderr.strip().splitlines() == ["--simulations and --nights must be at least 1"]
+    bad = run_script("--base-rates", "0.05,0.95")
+    assert bad.returncode != 0 and bad.stderr.strip().splitlines() == ["--base-rates: 0.95 is not between 0 and 0.9"]
