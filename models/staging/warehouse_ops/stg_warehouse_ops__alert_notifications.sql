@@ -31,7 +31,8 @@
 {%- set is_present = (load_relation(alert_notifications) is not none) if execute else true %}
 
 with source as (
-    select * from {{ alert_notifications if is_present else no_notifications }} as alert_notifications
+    select *
+    from {{ alert_notifications if is_present else no_notifications }} as alert_notifications
 ),
 
 renamed as (
