@@ -84,6 +84,14 @@ def test_dry_run_prints_one_line_per_firing_alert_and_sends_nothing(db: Path, tm
     assert receiver.requests == []
     assert log(db) == []
 
+    # the channel's variable unset on this machine: the dry run still lists what fires, and says what a real run
+    # would stop at (a real run refuses it, exit 2)
+    unset = alerts(db, "--config", config(tmp_path), "--dry-run")
+    assert unset.returncode == 0, unset.stderr
+    assert unset.stdout.splitlines() == lines
+    assert "a real run would stop here (exit 2)" in unset.stderr and "ALERTS_WEBHOOK_URL" in unset.stderr
+    assert alerts(db, "--config", config(tmp_path)).returncode == 2
+
 
 def test_notifies_once_reminds_and_resolves(db: Path, tmp_path: Path) -> None:
     firing = firing_episodes(db)
