@@ -43,9 +43,11 @@ from warehouse.location import serving_path
 
 pytestmark = pytest.mark.slow
 
-STEPS = ("ingest", "purge", "build")
+STEPS = ("ingest", "purge", "build", "alerts")
 # "<step> <summary with counts> (<seconds> s)" at the end of a line
-STEP_LINE = re.compile(r"\b(?P<step>ingest|purge|build)\b\s+(?P<summary>.*\d.*)\((?P<seconds>\d+(?:\.\d+)?) ?s\)\s*$")
+STEP_LINE = re.compile(
+    r"\b(?P<step>ingest|purge|build|alerts)\b\s+(?P<summary>.*\d.*)\((?P<seconds>\d+(?:\.\d+)?) ?s\)\s*$"
+)
 SLOW_INGEST_EVENTS = 500_000
 
 
@@ -198,10 +200,10 @@ def test_overlapping_nightly_runs(work: Path, tmp_path: Path) -> None:
     assert sorted(on_stdout) == sorted(STEPS), (
         f"step summary lines missing from stdout: {sorted(on_stdout)}; on stderr: {sorted(step_lines(stderr))}"
     )
-    # a quiet nightly: stdout is the three step lines and the final status line, nothing of dbt's output;
+    # a quiet nightly: stdout is the four step lines and the final status line, nothing of dbt's output;
     # dbt's full output is in the log file, without colour codes
     lines = stdout.strip().splitlines()
-    assert len(lines) == 4 and re.search(r" INFO nightly ok in \d+\.\d s$", lines[-1]), stdout
+    assert len(lines) == 5 and re.search(r" INFO nightly ok in \d+\.\d s$", lines[-1]), stdout
     assert stderr.strip() == "", stderr
     assert "dbt output:" in log and "Finished running" in log and "\x1b[" not in log
     # raw.nightly_runs: the run that did the work finished `ok`; the skipped one recorded nothing. Its build saw
