@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 DRAWN = "() => [...document.querySelectorAll('.plotly-graph-div')].every(div => div.querySelector('.main-svg'))"
 SECTIONS = [  # the report of 2026-11-01, --period 7: each title states its window
     "Needs attention, 2026-10-26 to 2026-11-01 (7 days)",
+    "Alerts firing on 2026-11-01",
     "Headline rates, 2026-10-26 to 2026-11-01 (7 days)",
     "Weekly trends, the 12 weeks to 2026-11-01",
     "Session feedback by modality, 2026-10-26 to 2026-11-01 (7 days)",
