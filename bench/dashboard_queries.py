@@ -30,7 +30,17 @@ Call = tuple[str, Callable[[], Any]]
 def page_calls(period_days: int) -> dict[str, list[Call]]:
     from dashboards import data
     from dashboards.filters import Filters
-    from dashboards.queries import conversations, evals, overview, retention, scope, session_feedback, skills, warehouse
+    from dashboards.queries import (
+        alerts,
+        conversations,
+        evals,
+        overview,
+        retention,
+        scope,
+        session_feedback,
+        skills,
+        warehouse,
+    )
 
     status = data.status()
     if not status.ready:
@@ -73,6 +83,13 @@ def page_calls(period_days: int) -> dict[str, list[Call]]:
             ("headline_rates", lambda: overview.headline_rates(*period, f.retained, f.tenant, f.project)),
             ("signal_volume_daily", lambda: overview.signal_volume_daily(*window, f.retained, f.tenant)),
             ("movers", lambda: overview.movers(*period, f.retained, f.tenant, f.project)),
+        ],
+        "Alerts": [
+            *sidebar,
+            ("firing + counts", lambda: (alerts.firing(f.as_of), alerts.firing_counts(f.as_of))),
+            ("resolved", lambda: alerts.resolved(f.as_of)),
+            ("last_evaluated_at", lambda: alerts.last_evaluated_at(f.as_of)),
+            ("evidence", lambda: alerts.evidence(f.as_of)),
         ],
         "Session feedback": [
             *sidebar,

@@ -39,7 +39,12 @@ AS_OF_UTC = dt.datetime(2026, 11, 2, 4, 30)
 # Past report instants whose windows reach into what the purge archives (older than 90 days).
 PAST_AS_OFS = ("2026-09-17", "2026-07-04T12:00:00+02:00")
 ANALYZER_POLICIES = ("analyzer_events", "analyzer_events_archive")
-HISTORY_MARTS = ("skill_correction_daily_history",)
+# marts that keep the days of every build (incremental, never full-refreshed): compared as of the latest build
+# only, not rebuilt as of a past instant (a past build adds its own evaluation days to alert_evaluations)
+HISTORY_MARTS = ("skill_correction_daily_history", "alert_evaluations")
+# built from alert_evaluations alone (the episodes and their evidence): compared through it; at this scale no
+# episode need exist, so a row-for-row comparison of them could prove nothing
+DERIVED_FROM_HISTORY = ("alert_states", "alert_evidence_daily")
 FLOAT_TOLERANCE = 1e-12
 
 
@@ -68,7 +73,7 @@ def analyzer_marts(work: Path, db: Path) -> list[str]:
     assert listed.returncode == 0, listed.stdout[-3000:]
     names = sorted(line.strip() for line in listed.stdout.splitlines() if re.fullmatch(r"[a-z0-9_]+", line.strip()))
     # the warehouse_* marts describe the raw tables themselves (rows per table), which a purge changes by design
-    names = [name for name in names if not name.startswith("warehouse_")]
+    names = [name for name in names if not name.startswith("warehouse_") and name not in DERIVED_FROM_HISTORY]
     assert {"skill_correction_rates", "skill_correction_trends", "retained_analyzer_events", "feedback_signals"} <= set(
         names
     ), names

@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,7 +96,10 @@ def test_every_mart_and_retained_view_is_equal_on_both_engines(builds: Builds) -
     assert differences(builds.duckdb, builds.spark) == {}
     counts = row_counts(builds.spark)
     empty = sorted(name for name, rows in counts.items() if rows == 0)
-    assert len(empty) <= 2, f"too few rows to compare: {empty}"
+    # what may be empty here: the delivery log (no `alerts` ran) and the alert episodes with their evidence (no
+    # rule fires on this data set); their input, alert_evaluations, is compared with rows
+    assert set(empty) <= {"alert_notifications", "alert_states", "alert_evidence_daily"}, f"empty: {empty}"
+    assert counts["alert_evaluations"] > 100
     assert counts["retained_analyzer_events"] > 100 and counts["metric_rates_by_period"] > 1000
 
 
@@ -115,6 +119,9 @@ def test_spark_wrote_parquet_tables_and_a_day_partitioned_lake(builds: Builds) -
 
 def test_a_second_spark_build_writes_nothing_new_and_keeps_the_numbers(builds: Builds) -> None:
     """The lake export finds nothing changed; the history marts take the incremental path (insert_overwrite)."""
+    lake = builds.spark_warehouse / "lake"
+    assert any(lake.rglob("*.parquet")), lake
+    before = time.time()
     result = ok(
         run_ops(
             "build",
@@ -132,7 +139,11 @@ def test_a_second_spark_build_writes_nothing_new_and_keeps_the_numbers(builds: B
         )
     )
     output = result.stdout + result.stderr
-    assert re.search(r"lake \S+: 0 day partition\(s\) written \(0 rows\), 0 deleted", output), output[-3000:]
+    # the one change since the nightly's build exported the lake: the nightly's own run record, finished after
+    # its build (raw.nightly_runs: `running` then `ok`); nothing else is written again
+    assert re.search(r"lake \S+: [01] day partition\(s\) written \([01] rows?\), 0 deleted", output), output[-3000:]
+    rewritten = {path.relative_to(lake).parts[0] for path in lake.rglob("*.parquet") if path.stat().st_mtime > before}
+    assert rewritten <= {"nightly_runs"}, rewritten
     assert "incremental model marts.skill_correction_daily_history" in output
     assert differences(builds.duckdb, builds.spark) == {}
 

@@ -46,6 +46,7 @@ def test_one_raw_table_per_contract_and_the_bookkeeping_tables(warehouse: Path) 
         "purge_log",
         "erasure_log",
         "nightly_runs",
+        "alert_notifications",
     }
     with duckdb.connect(str(warehouse), read_only=True) as con:
         found = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
