@@ -19,8 +19,6 @@
 -- An operational rule breaches when its value is beyond `threshold` in the
 -- bad direction (above for `up`); nightly_failed when the value is 1.
 {%- set as_of_at = as_of_timestamp() %}
-{%- set as_of_date = 'cast(' ~ as_of_at ~ ' as date)' %}
-{%- set first_date = dbt.dateadd('day', 1 - var('alert_backfill_days'), as_of_date) %}
 {%- set unfinished_seconds = var('alert_nightly_unfinished_hours') * 3600 %}
 
 with alert_rules as (
@@ -56,15 +54,8 @@ operational_rules as (
         and metric in ('source_silent', 'nightly_failed', 'quarantine_share')
 ),
 
-evaluation_days as (
-    {{ day_spine('cast(' ~ first_date ~ ' as date)', as_of_date) }}
-),
-
 evaluation_instants as (
-    select
-        spine_date as evaluated_on,
-        least({{ day_end_at('spine_date') }}, {{ as_of_at }}) as evaluated_at
-    from evaluation_days
+    {{ alert_evaluation_days() }}
 ),
 
 -- source_silent ------------------------------------------------------------

@@ -18,7 +18,6 @@
 -- p-values in the bad direction and their q-values (across every test of
 -- an evaluation day) are alert_evaluations'.
 
-{%- set backfill_days = var('alert_backfill_days') %}
 {%- set as_of_date = 'cast(' ~ as_of_timestamp() ~ ' as date)' %}
 
 with rules as (
@@ -39,10 +38,7 @@ baseline_comparison as (
 ),
 
 evaluation_days as (
-    select cast(spine_date as date) as evaluated_on
-    from (
-        {{ day_spine(dbt.dateadd('day', 1 - backfill_days, as_of_date), as_of_date) }}
-    ) as spine
+    {{ alert_evaluation_days() }}
 ),
 
 windowed_rules as (

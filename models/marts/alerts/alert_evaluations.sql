@@ -20,7 +20,34 @@
     )
 }}
 
-{%- set as_of_date = 'cast(' ~ as_of_timestamp() ~ ' as date)' %}
+{#- the columns both kinds of evaluation have, in this order -#}
+{%- set evaluation_columns = [
+    'evaluated_on',
+    'evaluated_at',
+    'rule_id',
+    'rule_name',
+    'metric',
+    'scope',
+    'subject',
+    'bad_direction',
+    'severity',
+    'value',
+    'baseline_value',
+    'value_change',
+    'change_ci_low',
+    'change_ci_high',
+    'n',
+    'baseline_n',
+    'z_statistic',
+    'p_value',
+    'q_value',
+    'threshold',
+    'significance_level',
+    'sustain',
+    'evaluation',
+    'recent_start_on',
+    'baseline_start_on',
+] %}
 
 with statistical_tests as (
     select * from {{ ref('int_alerts__statistical_tests') }}
@@ -41,10 +68,7 @@ tested as (
 statistical as (
     select
         evaluated_on,
-        case
-            when evaluated_on = {{ as_of_date }} then {{ as_of_timestamp() }}
-            else {{ day_end_at('evaluated_on') }}
-        end as evaluated_at,
+        {{ alert_evaluated_at('evaluated_on') }} as evaluated_at,
         rule_id,
         rule_name,
         metric,
@@ -82,60 +106,10 @@ operational_checks as (
 ),
 
 evaluations as (
-    select
-        evaluated_on,
-        evaluated_at,
-        rule_id,
-        rule_name,
-        metric,
-        scope,
-        subject,
-        bad_direction,
-        severity,
-        value,  -- noqa: RF04
-        baseline_value,
-        value_change,
-        change_ci_low,
-        change_ci_high,
-        n,
-        baseline_n,
-        z_statistic,
-        p_value,
-        q_value,
-        threshold,
-        significance_level,
-        sustain,
-        evaluation,
-        recent_start_on,
-        baseline_start_on
+    select {{ evaluation_columns | join(', ') }}  -- noqa: RF04
     from statistical
     union all
-    select
-        evaluated_on,
-        evaluated_at,
-        rule_id,
-        rule_name,
-        metric,
-        scope,
-        subject,
-        bad_direction,
-        severity,
-        value,  -- noqa: RF04
-        baseline_value,
-        value_change,
-        change_ci_low,
-        change_ci_high,
-        n,
-        baseline_n,
-        z_statistic,
-        p_value,
-        q_value,
-        threshold,
-        significance_level,
-        sustain,
-        evaluation,
-        recent_start_on,
-        baseline_start_on
+    select {{ evaluation_columns | join(', ') }}  -- noqa: RF04
     from operational_checks
 )
 
