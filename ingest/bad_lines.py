@@ -11,9 +11,14 @@ raw text and bytes, reason) are the line path's. Two ways to choose them:
   JSON that is no object: all the line path's parse errors but those inside an object's braces, at no cost
   of parsing. DuckDB's reader refuses those (it is as strict as the line path's `json_valid`, UTF-8
   included: tests/ingest/test_bad_lines.py), and then
-* every line the line path refuses (its whole validation, in DuckDB, over the file's lines again), which
-  also finds valid JSON that breaks the contract (a wrong type, a missing key); first when the reader
-  refused a row for its contract.
+* by contract (first when the reader refused a row for its contract): valid JSON that breaks the contract
+  (a missing field, a wrong type, an unparseable timestamp, a value outside an enum). One pass of DuckDB's
+  reader over the shaped lines numbers its rows (`row_number() over ()`: the reader keeps the file's order)
+  and checks the contract's SQL; the lines of the rows it refuses are found again from the marks the scan
+  left (`ingest.jsonl.line_spans`), and the line path must refuse each of them too (else the readers
+  disagree); the reader's second pass lands the valid rows, the others left out. Then
+* every line the line path refuses (its whole validation, in DuckDB, over the file's lines again): when the
+  readers disagree on a line, or the scan did not remember the unshaped lines.
 
 The load checks that DuckDB's reader counted one row per line of the temporary file; when it does not (the
 readers disagree on a line), or when the lines set apart are too many for this to pay, the caller reads the
@@ -32,9 +37,19 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ingest.jsonl import BATCH_SCHEMA, LineChunk, Unshaped, chunk_batch, copy_ranges, line_batch, line_chunks, lines_at
+from ingest.jsonl import (
+    BATCH_SCHEMA,
+    LineChunk,
+    Unshaped,
+    chunk_batch,
+    copy_ranges,
+    line_batch,
+    line_chunks,
+    line_spans,
+    lines_at,
+)
 from ingest.load import Load
-from ingest.validation import json_batch_sql, lines_parsed_sql
+from ingest.validation import json_batch_sql, lines_parsed_sql, read_json_parsed_sql
 from warehouse.contracts import Contract
 
 APART_LIMIT_BYTES = 64 * 1024 * 1024  # beyond this much set-apart text the line-by-line path is as fast, and flat
@@ -48,6 +63,7 @@ class Apart:
     kept_rows: int = 0
     lines: list[pa.Table] = field(default_factory=list)  # the lines set apart, as `ingest.jsonl` batches
     size: int = 0  # their bytes
+    skipped: int = 0  # of the kept rows, the records of others (`Contract.claim`): `set_apart_breaches`
 
     def batch(self) -> pa.Table:
         return pa.concat_tables(self.lines) if self.lines else pa.Table.from_batches([], schema=BATCH_SCHEMA)
@@ -90,6 +106,65 @@ def set_apart_unshaped(
     copy_ranges(path, [(start, stop) for start, stop in kept if stop > start], good)
     lines = lines_at(path, unshaped.starts, unshaped.ends, unshaped.indexes + first_line, uri or str(path))
     return Apart(unshaped.lines - len(unshaped.indexes), [lines], size)
+
+
+def _refuses_all(con: duckdb.DuckDBPyConnection, contract: Contract, lines: pa.Table) -> bool:
+    """Whether the line path refuses every one of these lines (each a row)."""
+    validated = json_batch_sql(contract, lines_parsed_sql(contract, "_lines"))
+    con.register("_lines", lines)
+    try:
+        (refused,) = con.execute(f"select count(*) from ({validated}) where _reason <> ''").fetchall()[0]
+    finally:
+        con.unregister("_lines")
+    return int(refused) == lines.num_rows
+
+
+def set_apart_breaches(
+    con: duckdb.DuckDBPyConnection,
+    contract: Contract,
+    path: Path,
+    good: Path,
+    unshaped: Unshaped,
+    *,
+    whole: bool,
+    end: int,
+    first_line: int,
+    uri: str | None = None,
+) -> tuple[Path, Apart] | None:
+    """Set apart the lines not shaped like an object (as `set_apart_unshaped`: into `good`, unless there are
+    none and the file is read `whole`) and the rows of the others that break the contract, found by one
+    pass of DuckDB's reader over them that numbers its rows (in the file's order) and checks the contract:
+    their lines are found again from the scan's marks (`ingest.jsonl.line_spans`), no second read of the
+    file. The file DuckDB's reader lands the valid rows from, and what was set apart; None when the reader
+    refuses a line, counts other than one row a line, when the line path takes a row the reader refused
+    (the readers disagree), or when the lines set apart hold more than APART_LIMIT_BYTES."""
+    uri = uri or str(path)
+    if whole and not len(unshaped.indexes):
+        good, apart = path, Apart(unshaped.lines)
+    elif (copied := set_apart_unshaped(path, good, unshaped, end=end, first_line=first_line, uri=uri)) is None:
+        return None
+    else:
+        apart = copied
+    numbered = json_batch_sql(contract, read_json_parsed_sql(contract, str(good), uri, numbered=True))
+    try:
+        rows, skipped, breaches = con.execute(
+            "select count(*), count(*) filter (where _skip), "
+            f"coalesce(list(_line) filter (where _reason <> ''), []) from ({numbered})"
+        ).fetchall()[0]
+    except (duckdb.InvalidInputException, duckdb.ConversionException):
+        return None  # a line shaped like an object is malformed inside
+    if rows != apart.kept_rows:
+        return None
+    places = np.sort(np.asarray(breaches, dtype=np.int64)) - 1  # 0-based among the lines of `good`
+    indexes = places + np.searchsorted(unshaped.indexes - np.arange(len(unshaped.indexes)), places, side="right")
+    starts, ends = line_spans(path, unshaped.marks, indexes, end)
+    size = apart.size + int((ends - starts).sum())
+    if size > APART_LIMIT_BYTES:
+        return None
+    lines = lines_at(path, starts, ends, indexes + first_line, uri)
+    if not _refuses_all(con, contract, lines):
+        return None
+    return good, Apart(rows - len(indexes), [*apart.lines, lines], size, int(skipped))
 
 
 def set_apart_refused(
@@ -139,27 +214,41 @@ def land_setting_bad_lines_apart(
     uri: str | None = None,
 ) -> Load | None:
     """Land bytes [start, end) of a JSON-lines file that DuckDB's reader refused as a whole: most lines with
-    DuckDB's reader, the lines set apart line by line, in one load (`Load.land_apart`). The lines not shaped
-    like an object are set apart first, unless the reader refused a row for its contract (`contract_breach`);
-    every line the line path refuses, if that is not enough. The committed load, or None: read the file line
-    by line. `uri` names the file the lines come from when `path` holds a copy."""
+    DuckDB's reader, the lines set apart line by line, in one load. Three ways, each tried when the one before
+    does not do: the lines not shaped like an object set apart (`Load.land_apart`; not when the reader
+    refused a row for its contract, `contract_breach`); those and the rows that break the contract
+    (`set_apart_breaches`, `Load.land_valid_jsonl`); every line the line path refuses (`set_apart_refused`).
+    The committed load, or None: read the file line by line. `uri` names the file the lines come from when
+    `path` holds a copy."""
     uri = uri or str(path)
-    for exact in (True,) if contract_breach else (False, True):
-        if not exact and (unshaped is None or not len(unshaped.indexes)):
-            continue  # every line is shaped like an object: one is malformed inside, or breaks the contract
+    shaped = not contract_breach and unshaped is not None and len(unshaped.indexes) > 0
+    for way in ("unshaped", "breaches", "exact"):
+        if (way == "unshaped" and not shaped) or (way == "breaches" and unshaped is None):
+            continue
+        load = new_load()
         with tempfile.TemporaryDirectory(prefix="feedback-good-lines-") as folder:
             good = Path(folder) / path.name
-            if exact:
-                apart = set_apart_refused(
-                    con, contract, path, good, start=start, end=end, first_line=first_line, uri=uri
+            if way == "breaches" and unshaped is not None:
+                whole = start == 0 and end == path.stat().st_size
+                found = set_apart_breaches(
+                    con, contract, path, good, unshaped, whole=whole, end=end, first_line=first_line, uri=uri
                 )
+                if found is None:
+                    continue  # the readers disagree on a line: every line the line path refuses
+                read, apart = found
+                with load.transaction() as landed:
+                    landed.keep = load.land_valid_jsonl(str(read), uri, apart.kept_rows, apart.skipped, apart.batch())
             else:
-                apart = set_apart_unshaped(path, good, unshaped, end=end, first_line=first_line, uri=uri)
-            if apart is None:
-                return None
-            load = new_load()
-            with load.transaction() as landed:
-                landed.keep = load.land_apart(str(good), uri, apart.kept_rows, apart.batch())
+                if way == "unshaped" and unshaped is not None:
+                    found_apart = set_apart_unshaped(path, good, unshaped, end=end, first_line=first_line, uri=uri)
+                else:
+                    found_apart = set_apart_refused(
+                        con, contract, path, good, start=start, end=end, first_line=first_line, uri=uri
+                    )
+                if found_apart is None:
+                    return None  # too much set apart
+                with load.transaction() as landed:
+                    landed.keep = load.land_apart(str(good), uri, found_apart.kept_rows, found_apart.batch())
         if landed.keep:
             return load
     return None

@@ -26,6 +26,7 @@ FINGERPRINT_BLOCK = 64 * 1024
 BOM = b"\xef\xbb\xbf"
 NEWLINE, CR, OPEN, CLOSE = (ord(c) for c in "\n\r{}")
 UNSHAPED_LIMIT = 100_000  # lines a scan remembers; beyond them a bad file is read line by line
+MARK_LINES = 256  # a scan notes where every MARK_LINES-th line starts: any line is found again by a short read
 
 BATCH_SCHEMA = pa.schema(
     [
@@ -48,6 +49,7 @@ class Unshaped:
     indexes: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
+    marks: np.ndarray  # where lines 0, MARK_LINES, 2 * MARK_LINES, ... of the range start (`line_spans`)
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ def _scan_lines(path: Path, start: int, end: int, limits: LineLimits | None) -> 
                 digest.update(BOM)  # `line_chunks` drops it from line 1
     lines, newlines, complete_to, begin, count = 0, 0, start, end, 0
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # line indexes, starts, ends
+    marks: list[np.ndarray] = []
     max_line = limits.max_line_bytes if limits else None
     for number, chunk in enumerate(line_chunks(path, start=start, end=end, max_line_bytes=max_line)):
         if limits:
@@ -126,6 +129,7 @@ def _scan_lines(path: Path, start: int, end: int, limits: LineLimits | None) -> 
             indexes = unshaped_lines(chunk)
             count += len(indexes)
             starts = np.concatenate([np.zeros(1, dtype=np.int64), chunk.ends[:-1]])
+            marks.append(starts[(-lines) % MARK_LINES :: MARK_LINES] + chunk.offset)
             parts.append((indexes + lines, starts[indexes] + chunk.offset, chunk.ends[indexes] + chunk.offset))
         complete = len(chunk.ends) - int(chunk.data[-1] != NEWLINE)  # lines that end with a newline
         if complete:
@@ -135,7 +139,8 @@ def _scan_lines(path: Path, start: int, end: int, limits: LineLimits | None) -> 
     unshaped = None
     if count <= UNSHAPED_LIMIT:
         columns = [np.concatenate(column) for column in zip(*parts, strict=True)] if parts else [np.empty(0)] * 3
-        unshaped = Unshaped(begin, lines, *(column.astype(np.int64) for column in columns))
+        marked = np.concatenate(marks).astype(np.int64) if marks else np.empty(0, dtype=np.int64)
+        unshaped = Unshaped(begin, lines, *(column.astype(np.int64) for column in columns), marked)
     return FileScan("xxh3_128:" + digest.hexdigest(), end, complete_to, newlines, unshaped)
 
 
@@ -217,6 +222,29 @@ def unshaped_lines(chunk: LineChunk) -> np.ndarray:
     stops -= (stops > starts) & (data[np.maximum(stops - 1, 0)] == CR)
     shaped = (stops > starts) & (data[starts] == OPEN) & (data[np.maximum(stops - 1, 0)] == CLOSE)
     return np.flatnonzero(~shaped)
+
+
+def line_spans(path: Path, marks: np.ndarray, indexes: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where lines of a scanned range (bytes up to `end`) are in the file, [starts, ends) with the line end,
+    found from the scan's marks (`Unshaped.marks`) by reading at most MARK_LINES lines before each: not the
+    file again. `indexes`: 0-based among the range's lines."""
+    starts, ends = np.empty(len(indexes), dtype=np.int64), np.empty(len(indexes), dtype=np.int64)
+    with path.open("rb") as handle:
+        for at, index in enumerate(np.asarray(indexes, dtype=np.int64).tolist()):
+            position, skip = int(marks[index // MARK_LINES]), index % MARK_LINES
+            block = bytearray()
+            while block.count(b"\n") <= skip and position + len(block) < end:
+                want = min(max(FINGERPRINT_BLOCK, len(block)), end - position - len(block))
+                got = os.pread(handle.fileno(), want, position + len(block))
+                if not got:
+                    break
+                block += got
+            begin = 0
+            for _ in range(skip):
+                begin = block.index(b"\n", begin) + 1
+            stop = block.find(b"\n", begin)
+            starts[at], ends[at] = position + begin, position + (len(block) if stop < 0 else stop + 1)
+    return starts, ends
 
 
 def lines_at(path: Path, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray, uri: str) -> pa.Table:

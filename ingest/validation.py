@@ -234,13 +234,14 @@ def lines_parsed_sql(contract: Contract, relation: str) -> str:
     """
 
 
-def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None) -> str:
+def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None, *, numbered: bool = False) -> str:
     """Parse a clean JSON-lines file with DuckDB's reader (fast, parallel); raises on any malformed line.
 
     It yields no line numbers, so the bad lines of a file are found by the
     line path's SQL (`lines_parsed_sql`, `ingest.bad_lines`) and set apart, for
     the quarantine to hold exactly what was read. `uri` names the file the rows
-    come from when `path` holds a part of it.
+    come from when `path` holds a part of it. `numbered`: `_line` is the row's place among the rows read
+    (1, 2, ...: DuckDB's reader keeps the order of the file), not its line number.
     """
     tree = json.loads(_struct_spec(contract.fields))
     columns = (
@@ -251,8 +252,9 @@ def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None) 
         )
         + "}"
     )
+    line = "row_number() over ()" if numbered else "null::bigint"
     return f"""
-        select null::bigint as _line, {sql_literal(uri or path)} as _uri, null::varchar as _parse_error,
+        select {line} as _line, {sql_literal(uri or path)} as _uri, null::varchar as _parse_error,
             record as _s
         from read_json({sql_literal(path)}, format = 'newline_delimited', records = true,
                        columns = {columns}, maximum_object_size = 67108864) as record
