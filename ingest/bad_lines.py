@@ -63,7 +63,6 @@ class Apart:
     kept_rows: int = 0
     lines: list[pa.Table] = field(default_factory=list)  # the lines set apart, as `ingest.jsonl` batches
     size: int = 0  # their bytes
-    skipped: int = 0  # of the kept rows, the records of others (`Contract.claim`): `set_apart_breaches`
 
     def batch(self) -> pa.Table:
         return pa.concat_tables(self.lines) if self.lines else pa.Table.from_batches([], schema=BATCH_SCHEMA)
@@ -130,41 +129,49 @@ def set_apart_breaches(
     end: int,
     first_line: int,
     uri: str | None = None,
-) -> tuple[Path, Apart] | None:
-    """Set apart the lines not shaped like an object (as `set_apart_unshaped`: into `good`, unless there are
-    none and the file is read `whole`) and the rows of the others that break the contract, found by one
-    pass of DuckDB's reader over them that numbers its rows (in the file's order) and checks the contract:
-    their lines are found again from the scan's marks (`ingest.jsonl.line_spans`), no second read of the
-    file. The file DuckDB's reader lands the valid rows from, and what was set apart; None when the reader
-    refuses a line, counts other than one row a line, when the line path takes a row the reader refused
-    (the readers disagree), or when the lines set apart hold more than APART_LIMIT_BYTES."""
+) -> Apart | None:
+    """Set apart the lines not shaped like an object and those of the rows a pass of DuckDB's reader over the
+    others refuses: malformed inside the braces, or valid JSON that breaks the contract. The pass numbers its
+    rows (in the file's order) and checks the contract's SQL; the lines of the rows it refuses are found
+    again from the scan's marks (`ingest.jsonl.line_spans`), not by reading the file again, and the line path
+    must refuse each of them (else the readers disagree). The other lines are copied to `good` in the kernel.
+    None when the reader counts other than one row a line, when the line path takes a line the reader
+    refused, or when the lines set apart hold more than APART_LIMIT_BYTES."""
     uri = uri or str(path)
-    if whole and not len(unshaped.indexes):
-        good, apart = path, Apart(unshaped.lines)
-    elif (copied := set_apart_unshaped(path, good, unshaped, end=end, first_line=first_line, uri=uri)) is None:
-        return None
-    else:
-        apart = copied
-    numbered = json_batch_sql(contract, read_json_parsed_sql(contract, str(good), uri, numbered=True))
+    shaped = path  # the lines shaped like an object, for the numbered pass: the file itself when it is all
+    if not whole or unshaped.begin or len(unshaped.indexes):  # (DuckDB's reader refuses a BOM)
+        shaped = good.with_name("shaped-" + good.name)
+        kept = zip([unshaped.begin, *unshaped.ends.tolist()], [*unshaped.starts.tolist(), end], strict=True)
+        copy_ranges(path, [(start, stop) for start, stop in kept if stop > start], shaped)
+    numbered = json_batch_sql(contract, read_json_parsed_sql(contract, str(shaped), uri, numbered=True))
     try:
-        rows, skipped, breaches = con.execute(
-            "select count(*), count(*) filter (where _skip), "
-            f"coalesce(list(_line) filter (where _reason <> ''), []) from ({numbered})"
+        rows, refused = con.execute(
+            f"select count(*), coalesce(list(_line) filter (where _reason <> ''), []) from ({numbered})"
         ).fetchall()[0]
     except (duckdb.InvalidInputException, duckdb.ConversionException):
-        return None  # a line shaped like an object is malformed inside
-    if rows != apart.kept_rows:
         return None
-    places = np.sort(np.asarray(breaches, dtype=np.int64)) - 1  # 0-based among the lines of `good`
-    indexes = places + np.searchsorted(unshaped.indexes - np.arange(len(unshaped.indexes)), places, side="right")
-    starts, ends = line_spans(path, unshaped.marks, indexes, end)
-    size = apart.size + int((ends - starts).sum())
+    finally:
+        if shaped != path:
+            shaped.unlink()
+    if rows != unshaped.lines - len(unshaped.indexes):
+        return None
+    places = np.sort(np.asarray(refused, dtype=np.int64)) - 1  # 0-based among the shaped lines
+    found = places + np.searchsorted(unshaped.indexes - np.arange(len(unshaped.indexes)), places, side="right")
+    found_starts, found_ends = line_spans(path, unshaped.marks, found, end)
+    indexes = np.concatenate([unshaped.indexes, found])
+    order = np.argsort(indexes, kind="stable")
+    indexes = indexes[order]
+    starts = np.concatenate([unshaped.starts, found_starts])[order]
+    ends = np.concatenate([unshaped.ends, found_ends])[order]
+    size = int((ends - starts).sum())
     if size > APART_LIMIT_BYTES:
         return None
     lines = lines_at(path, starts, ends, indexes + first_line, uri)
-    if not _refuses_all(con, contract, lines):
+    if not _refuses_all(con, contract, lines.take(np.flatnonzero(np.isin(indexes, found)))):
         return None
-    return good, Apart(rows - len(indexes), [*apart.lines, lines], size, int(skipped))
+    kept = zip([unshaped.begin, *ends.tolist()], [*starts.tolist(), end], strict=True)
+    copy_ranges(path, [(start, stop) for start, stop in kept if stop > start], good)
+    return Apart(unshaped.lines - len(indexes), [lines], size)
 
 
 def set_apart_refused(
@@ -216,8 +223,9 @@ def land_setting_bad_lines_apart(
     """Land bytes [start, end) of a JSON-lines file that DuckDB's reader refused as a whole: most lines with
     DuckDB's reader, the lines set apart line by line, in one load. Three ways, each tried when the one before
     does not do: the lines not shaped like an object set apart (`Load.land_apart`; not when the reader
-    refused a row for its contract, `contract_breach`); those and the rows that break the contract
-    (`set_apart_breaches`, `Load.land_valid_jsonl`); every line the line path refuses (`set_apart_refused`).
+    refused a row for its contract, `contract_breach`); those and the lines of the rows DuckDB's reader
+    refuses, malformed or breaking the contract
+    (`set_apart_breaches`); every line the line path refuses (`set_apart_refused`).
     The committed load, or None: read the file line by line. `uri` names the file the lines come from when
     `path` holds a copy."""
     uri = uri or str(path)
@@ -225,30 +233,26 @@ def land_setting_bad_lines_apart(
     for way in ("unshaped", "breaches", "exact"):
         if (way == "unshaped" and not shaped) or (way == "breaches" and unshaped is None):
             continue
-        load = new_load()
         with tempfile.TemporaryDirectory(prefix="feedback-good-lines-") as folder:
             good = Path(folder) / path.name
             if way == "breaches" and unshaped is not None:
                 whole = start == 0 and end == path.stat().st_size
-                found = set_apart_breaches(
+                apart = set_apart_breaches(
                     con, contract, path, good, unshaped, whole=whole, end=end, first_line=first_line, uri=uri
                 )
-                if found is None:
+                if apart is None:
                     continue  # the readers disagree on a line: every line the line path refuses
-                read, apart = found
-                with load.transaction() as landed:
-                    landed.keep = load.land_valid_jsonl(str(read), uri, apart.kept_rows, apart.skipped, apart.batch())
+            elif way == "unshaped" and unshaped is not None:
+                apart = set_apart_unshaped(path, good, unshaped, end=end, first_line=first_line, uri=uri)
             else:
-                if way == "unshaped" and unshaped is not None:
-                    found_apart = set_apart_unshaped(path, good, unshaped, end=end, first_line=first_line, uri=uri)
-                else:
-                    found_apart = set_apart_refused(
-                        con, contract, path, good, start=start, end=end, first_line=first_line, uri=uri
-                    )
-                if found_apart is None:
-                    return None  # too much set apart
-                with load.transaction() as landed:
-                    landed.keep = load.land_apart(str(good), uri, found_apart.kept_rows, found_apart.batch())
+                apart = set_apart_refused(
+                    con, contract, path, good, start=start, end=end, first_line=first_line, uri=uri
+                )
+            if apart is None:
+                return None  # too much set apart
+            load = new_load()
+            with load.transaction() as landed:
+                landed.keep = load.land_apart(str(good), uri, apart.kept_rows, apart.batch())
         if landed.keep:
             return load
     return None

@@ -244,23 +244,6 @@ class Load:
             self.add_json_batch(apart)
         return True
 
-    def land_valid_jsonl(self, path: str, uri: str, rows: int, skipped: int, apart: pa.Table) -> bool:
-        """Land the rows of a JSON-lines file that keep the contract in one pass of DuckDB's reader, the others
-        left out: `apart` holds their lines and the other lines set apart (`ingest.bad_lines`), validated
-        line by line to land or be quarantined. False (the caller rolls back) when the valid rows landed are
-        not `rows`, of which `skipped` are the records of others (`Contract.claim`)."""
-        validated = json_batch_sql(self.contract, read_json_parsed_sql(self.contract, path, uri))
-        try:
-            inserted = self._insert_valid(f"({validated}) as checked where _reason = '' and not _skip")
-        except (duckdb.InvalidInputException, duckdb.ConversionException):
-            return False
-        if inserted + skipped != rows:
-            return False
-        self._count(rows, 0, inserted, skipped=skipped)
-        if apart.num_rows:
-            self.add_json_batch(apart)
-        return True
-
     def stream_clean_typed(self, relation: str, column_types: dict[str, str]) -> bool:
         """Land a typed relation (e.g. a registered Arrow stream from ADBC) in one pass, if it is clean."""
         return self.stream_clean(typed_batch_sql(self.contract, relation, column_types))

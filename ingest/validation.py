@@ -241,7 +241,9 @@ def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None, 
     line path's SQL (`lines_parsed_sql`, `ingest.bad_lines`) and set apart, for
     the quarantine to hold exactly what was read. `uri` names the file the rows
     come from when `path` holds a part of it. `numbered`: `_line` is the row's place among the rows read
-    (1, 2, ...: DuckDB's reader keeps the order of the file), not its line number.
+    (1, 2, ...: DuckDB's reader keeps the order of the file), not its line number, and a malformed line is
+    a row of absent fields instead of an error (`ignore_errors`: a row a contract refuses for a missing
+    field, where it has one).
     """
     tree = json.loads(_struct_spec(contract.fields))
     columns = (
@@ -253,11 +255,12 @@ def read_json_parsed_sql(contract: Contract, path: str, uri: str | None = None, 
         + "}"
     )
     line = "row_number() over ()" if numbered else "null::bigint"
+    lenient = ", ignore_errors = true" if numbered else ""
     return f"""
         select {line} as _line, {sql_literal(uri or path)} as _uri, null::varchar as _parse_error,
             record as _s
         from read_json({sql_literal(path)}, format = 'newline_delimited', records = true,
-                       columns = {columns}, maximum_object_size = 67108864) as record
+                       columns = {columns}, maximum_object_size = 67108864{lenient}) as record
     """
 
 

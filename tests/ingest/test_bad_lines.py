@@ -18,9 +18,9 @@ import ingest.jsonl
 from ingest.files import file_loads
 from ingest.jsonl import read_jsonl
 from ingest.load import Load, LoadOptions, load_batches
-from tests.support.ingest import analyzer_event, jsonl_line, reaction_envelope, reaction_payload
+from tests.support.ingest import analyzer_event, jsonl_line, reaction_envelope, reaction_payload, session_record
 from warehouse.connection import connect
-from warehouse.contracts import ANALYZER_EVENTS, TURN_REACTIONS, Contract
+from warehouse.contracts import ANALYZER_EVENTS, SESSION_FEEDBACK, TURN_REACTIONS, Contract
 
 LINES = 20_000
 QUARANTINE = "select source_uri, line_number, record_key, raw_text, raw_bytes, reason from raw.quarantine"
@@ -134,7 +134,7 @@ def test_when_the_readers_count_differently_the_file_goes_line_by_line(
 ) -> None:
     """DuckDB's reader must count, in the good lines, the rows the line path counts there; when it does not
     (simulated: the line path is told of one row more), the load rolls back and the file goes line by line."""
-    for name in ("set_apart_unshaped", "set_apart_refused"):
+    for name in ("set_apart_unshaped", "set_apart_breaches", "set_apart_refused"):
         monkeypatch.setattr(ingest.bad_lines, name, _miscounting(getattr(ingest.bad_lines, name)))
     source = _write(tmp_path / "feedback.jsonl", _lines({9: b"{bad", 20: b"[]"}, total=500))
     ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
@@ -339,3 +339,110 @@ def test_a_nested_contract_keeps_its_exact_quarantine(tmp_path: Path, isolations
     assert _counts(result) == _counts(expected) and result.quarantined == 2
     _assert_same(ours, reference, TURN_REACTIONS)
     assert isolations == [True]
+
+
+# every way a shaped, valid JSON line breaks the analyzer contract (0-based line: the line)
+BREACHES = {
+    101: jsonl_line(analyzer_event(101, drop=["event_id"])),  # a missing required field
+    202: _event(202, confidence="0.5"),  # a string where a number is due
+    303: _event(303, skill_id={"name": "x"}),  # an object where a string is due
+    404: _event(404, timestamp="yesterday at noon"),  # an unparseable timestamp
+    505: _event(505, outcome="maybe"),  # outside the enum
+    606: _event(606, turns_to_feedback=1.5),  # a fraction where an integer is due
+    707: _event(707, ai_tools_used="Read"),  # a string where a list is due
+}
+UNSHAPED_AND_INVALID = {
+    10: b"cut in the middle",  # unshaped
+    11: b"",  # blank: no row
+    20: b'{"a": }',  # invalid JSON shaped like an object
+    30: _event(30)[:-10] + b"}",  # a truncated object, its brace put back
+}
+
+
+@pytest.fixture
+def refusing_passes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files the line path validated whole (`set_apart_refused`: the slow second read of a file)."""
+    seen: list[Path] = []
+    original = ingest.bad_lines.set_apart_refused
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(args[2])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ingest.bad_lines, "set_apart_refused", recording)
+    return seen
+
+
+@pytest.mark.parametrize("with_other_bad_lines", [False, True])
+def test_lines_that_break_the_contract_keep_the_fast_path(
+    tmp_path: Path,
+    with_other_bad_lines: bool,
+    isolations: list[bool],
+    refusing_passes: list[Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each kind of contract breach, alone or among unshaped and invalid lines, with lines across chunks and
+    marks (BOM, CRLF): DuckDB's reader lands the good rows, no line-path pass reads the file again, and the
+    rows and the quarantine (line numbers, text, reasons) are the line path's."""
+    monkeypatch.setattr(ingest.jsonl, "CHUNK_BYTES", 64 * 1024)
+    bad = BREACHES | (UNSHAPED_AND_INVALID if with_other_bad_lines else {})
+    source = _write(tmp_path / "feedback.jsonl", _lines(bad, total=1_000), prefix=b"\xef\xbb\xbf", newline=b"\r\n")
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    rows = 1_000 - (1 if with_other_bad_lines else 0)
+    assert _counts(result) == _counts(expected) == (rows, 1_000 - len(bad), rows - 1_000 + len(bad), 0)
+    reasons = dict(ours.execute("select line_number, reason from raw.quarantine").fetchall())
+    assert reasons[102] == "event_id: missing required field"
+    assert reasons[203] == "confidence: expected a number, got varchar"
+    assert reasons[304] == "skill_id: expected a string, got object"
+    assert reasons[405] == "timestamp: not an ISO-8601 timestamp: yesterday at noon"
+    assert reasons[506] == "outcome: maybe is not one of correction, partial, acceptance"
+    assert set(reasons) == {n + 1 for n in bad if bad[n]}
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [True]
+    assert refusing_passes == [], "the file was validated line by line again"
+
+
+def test_contract_breaches_in_an_appended_part_keep_the_fast_path(
+    tmp_path: Path, isolations: list[bool], refusing_passes: list[Path]
+) -> None:
+    """Only the appended bytes are read; the breaches there are numbered on from the lines read before."""
+    source = _write(tmp_path / "feedback.jsonl", _lines({}, total=300))
+    ours = connect(tmp_path / "ours.duckdb")
+    file_loads(ours, ANALYZER_EVENTS, [source], LoadOptions())
+    appended = [_event(300 + n, confidence="high") if n in (5, 150) else _event(300 + n) for n in range(200)]
+    with source.open("ab") as handle:
+        handle.write(b"".join(line + b"\n" for line in appended))
+    (result,) = file_loads(ours, ANALYZER_EVENTS, [source], LoadOptions())
+    assert _counts(result) == (200, 198, 2, 0)
+    assert ours.execute("select line_number from raw.quarantine order by 1").fetchall() == [(306,), (451,)]
+    reference = connect(tmp_path / "reference.duckdb")
+    load_batches(reference, ANALYZER_EVENTS, str(source.resolve()), read_jsonl(source.resolve()), LoadOptions())
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [True] and refusing_passes == []
+
+
+def test_every_kind_of_bad_line_and_a_key_twice(tmp_path: Path, isolations: list[bool]) -> None:
+    """Every kind at once, a key written twice among them (DuckDB's reader refuses that object, the line path
+    takes it: the readers disagree, so the file goes line by line): the line path's rows and quarantine."""
+    bad = BREACHES | UNSHAPED_AND_INVALID | {40: _event(40)[:-1] + b', "skill_id": "x"}'}
+    source = _write(tmp_path / "feedback.jsonl", _lines(bad, total=1_000))
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source)
+    assert _counts(result) == _counts(expected) == (999, 989, 10, 0)
+    _assert_same(ours, reference, ANALYZER_EVENTS)
+    assert isolations == [False]
+
+
+def test_session_feedback_breaches_keep_the_fast_path_and_its_privacy(
+    tmp_path: Path, isolations: list[bool], refusing_passes: list[Path]
+) -> None:
+    """The session feedback upstream's contract (only its fields kept in the quarantine) with breaches."""
+    items = [jsonl_line(session_record(n)) for n in range(500)]
+    items[50] = jsonl_line(session_record(50, label="meh"))
+    items[60] = jsonl_line(session_record(60, recorded_at="not a time", secret="keep out"))
+    items[70] = jsonl_line(session_record(70, drop=["id"]))
+    source = _write(tmp_path / "sessions.jsonl", items)
+    ours, reference, result, expected = _ours_and_the_line_paths(tmp_path, source, SESSION_FEEDBACK)
+    assert _counts(result) == _counts(expected) == (500, 497, 3, 0)
+    assert "keep out" not in str(ours.execute(QUARANTINE).fetchall())
+    _assert_same(ours, reference, SESSION_FEEDBACK)
+    assert isolations == [True] and refusing_passes == []
