@@ -3,10 +3,12 @@
     .venv/bin/python -m bench.ingest_changes [--events 1000000] [--bases 1000000,4000000]
                                              [--day-events 17000] [--repeat 3] [--only bad,append]
 
-bad: a generated analyzer file of --events events, clean, with 100 bad lines spread through it
-    (cut in half: invalid JSON), and with one bad line at its end; `ingest analyzer` of each into a new
-    warehouse, and for reference the line-by-line path every bad file took before (`load_batches` over
-    `read_jsonl`) on the file with 100 bad lines. Goal: 100 bad lines at least 0.8x the clean file's speed.
+bad: a generated analyzer file of --events events, clean, and with 100 bad lines of one kind spread through
+    it, for each kind: unshaped (cut in half: no closing brace), invalid JSON shaped like an object (cut in
+    half, closed by `, }`), valid JSON that breaks the contract (in turn a missing required field, a
+    string where a number is due, an object where a string is due, an unparseable timestamp, a value
+    outside the enum); `ingest analyzer` of each into a new warehouse. Goal: each kind at least 0.8x the
+    clean file's speed.
 append: for each base size, a file of that many events is ingested once; then one day of events
     (--day-events) is appended and `ingest analyzer` runs on a copy of that warehouse: ours (reads the
     appended bytes) against the full re-read the previous version did (the same command on a copy whose
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from demo import write_analyzer_jsonl
@@ -39,12 +42,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 OUT = ROOT / "bench" / "out"
 AS_OF = dt.date(2026, 11, 1)
-LINE_BY_LINE = (
-    "import sys; from pathlib import Path; from ingest.jsonl import read_jsonl; "
-    "from ingest.load import LoadOptions, load_batches; from warehouse.connection import connect; "
-    "from warehouse.contracts import ANALYZER_EVENTS; path = Path(sys.argv[1]).resolve(); "
-    "load_batches(connect(sys.argv[2]), ANALYZER_EVENTS, str(path), read_jsonl(path), LoadOptions())"
-)
 
 
 def timed(command: list[str]) -> float:
@@ -57,10 +54,34 @@ def ingest(file: Path, db: Path) -> list[str]:
     return [PYTHON, "-m", "cli", "ingest", "analyzer", str(file), "--db", str(db), "-q"]
 
 
-def with_bad_lines(clean: Path, target: Path, lines: list[int]) -> Path:
+def _breach(line: bytes, nth: int) -> bytes:
+    """Valid JSON that breaks the analyzer contract, a different way by `nth`."""
+    record = json.loads(line)
+    way = nth % 5
+    if way == 0:
+        del record["event_id"]
+    elif way == 1:
+        record["confidence"] = "high"
+    elif way == 2:
+        record["skill_id"] = {"name": record["skill_id"]}
+    elif way == 3:
+        record["timestamp"] = "yesterday at noon"
+    else:
+        record["outcome"] = "maybe"
+    return json.dumps(record).encode()
+
+
+BAD_KINDS = {
+    "100 unshaped lines": lambda line, nth: line[: len(line) // 2],
+    "100 invalid JSON lines shaped like an object": lambda line, nth: line[: len(line) // 2] + b", }",
+    "100 valid JSON lines breaking the contract": _breach,
+}
+
+
+def with_bad_lines(clean: Path, target: Path, lines: list[int], spoil: Callable[[bytes, int], bytes]) -> Path:
     data = clean.read_bytes().split(b"\n")
-    for index in lines:
-        data[index] = data[index][: len(data[index]) // 2]
+    for nth, index in enumerate(lines):
+        data[index] = spoil(data[index], nth)
     target.write_bytes(b"\n".join(data))
     return target
 
@@ -68,24 +89,23 @@ def with_bad_lines(clean: Path, target: Path, lines: list[int]) -> Path:
 def bench_bad_lines(tmp: Path, events: int, repeat: int) -> dict:
     clean = tmp / "clean.jsonl"
     write_analyzer_jsonl(clean, events, seed=5, as_of=AS_OF, days=60)
-    spread = with_bad_lines(clean, tmp / "bad-100.jsonl", sorted(random.Random(3).sample(range(events), 100)))
-    at_end = with_bad_lines(clean, tmp / "bad-at-end.jsonl", [events - 1])
-    sides = {
-        "clean": lambda db: ingest(clean, db),
-        "100 bad lines": lambda db: ingest(spread, db),
-        "1 bad line at the end": lambda db: ingest(at_end, db),
-        "100 bad lines, line by line (before)": lambda db: [PYTHON, "-c", LINE_BY_LINE, str(spread), str(db)],
-    }
-    times: dict[str, list[float]] = {name: [] for name in sides}
+    spread = sorted(random.Random(3).sample(range(events), 100))
+    files = {"clean": clean}
+    for number, (name, spoil) in enumerate(BAD_KINDS.items()):
+        files[name] = with_bad_lines(clean, tmp / f"bad-{number}.jsonl", spread, spoil)
+    size = clean.stat().st_size
+    times: dict[str, list[float]] = {name: [] for name in files}
     for round_ in range(repeat):
-        for name, command in sides.items():
-            db = tmp / f"bad-{round_}-{len(times[name])}-{name.split()[0]}.duckdb"
-            times[name].append(timed(command(db)))
+        for number, (name, file) in enumerate(files.items()):
+            db = tmp / f"bad-{round_}-{number}.duckdb"
+            times[name].append(timed(ingest(file, db)))
             db.unlink()
+    for file in files.values():
+        file.unlink()
     medians = {name: statistics.median(values) for name, values in times.items()}
     return {
         "events": events,
-        "bytes": clean.stat().st_size,
+        "bytes": size,
         "seconds": medians,
         "rows_per_second": {name: events / seconds for name, seconds in medians.items()},
         "ratio_to_clean": {name: medians["clean"] / seconds for name, seconds in medians.items()},
