@@ -4,19 +4,21 @@ path validates and quarantines the others.
 DuckDB's JSON reader gives no line numbers, so the lines it must not see are found first; the other lines
 go, as read, to a temporary file that DuckDB's reader lands in one multi-threaded pass, as it does a clean
 file, and the lines set apart go through the line path in the same load: their quarantine rows (line number,
-raw text and bytes, reason) are the line path's. Two ways to choose them:
+raw text and bytes, reason) are the line path's. Three ways to choose them:
 
 * by shape (first; the checksum pass already found them, `ingest.jsonl.scan_lines`): the lines that are not
   a brace first and a brace last (before the line end, LF or CRLF). A cut-off line, garbage, a blank line,
   JSON that is no object: all the line path's parse errors but those inside an object's braces, at no cost
   of parsing. DuckDB's reader refuses those (it is as strict as the line path's `json_valid`, UTF-8
   included: tests/ingest/test_bad_lines.py), and then
-* by contract (first when the reader refused a row for its contract): valid JSON that breaks the contract
-  (a missing field, a wrong type, an unparseable timestamp, a value outside an enum). One pass of DuckDB's
-  reader over the shaped lines numbers its rows (`row_number() over ()`: the reader keeps the file's order)
-  and checks the contract's SQL; the lines of the rows it refuses are found again from the marks the scan
-  left (`ingest.jsonl.line_spans`), and the line path must refuse each of them too (else the readers
-  disagree); the reader's second pass lands the valid rows, the others left out. Then
+* by DuckDB's reader (first when the reader refused a row for its contract): lines malformed inside their
+  braces (`{"a": }`, a cut object closed again) and valid JSON that breaks the contract (a missing field, a
+  wrong type, an unparseable timestamp, a value outside an enum). One lenient pass of DuckDB's reader over
+  the shaped lines (`ignore_errors`: a malformed line is a row of absent fields) numbers its rows
+  (`row_number() over ()`: the reader keeps the file's order) and checks the contract's SQL; the lines of the
+  rows it refuses are found again from the marks the scan left (`ingest.jsonl.line_spans`), not by reading
+  the file again, and the line path must refuse each of them too (else the readers disagree). The strict
+  reader then lands the other lines as above. Then
 * every line the line path refuses (its whole validation, in DuckDB, over the file's lines again): when the
   readers disagree on a line, or the scan did not remember the unshaped lines.
 
@@ -144,6 +146,8 @@ def set_apart_breaches(
         kept = zip([unshaped.begin, *unshaped.ends.tolist()], [*unshaped.starts.tolist(), end], strict=True)
         copy_ranges(path, [(start, stop) for start, stop in kept if stop > start], shaped)
     numbered = json_batch_sql(contract, read_json_parsed_sql(contract, str(shaped), uri, numbered=True))
+    in_order = con.execute("select current_setting('preserve_insertion_order')").fetchall()[0][0]
+    con.execute("set preserve_insertion_order = true")  # the rows numbered in the file's order
     try:
         rows, refused = con.execute(
             f"select count(*), coalesce(list(_line) filter (where _reason <> ''), []) from ({numbered})"
@@ -151,6 +155,7 @@ def set_apart_breaches(
     except (duckdb.InvalidInputException, duckdb.ConversionException):
         return None
     finally:
+        con.execute(f"set preserve_insertion_order = {'true' if in_order else 'false'}")
         if shaped != path:
             shaped.unlink()
     if rows != unshaped.lines - len(unshaped.indexes):
@@ -224,10 +229,9 @@ def land_setting_bad_lines_apart(
     DuckDB's reader, the lines set apart line by line, in one load. Three ways, each tried when the one before
     does not do: the lines not shaped like an object set apart (`Load.land_apart`; not when the reader
     refused a row for its contract, `contract_breach`); those and the lines of the rows DuckDB's reader
-    refuses, malformed or breaking the contract
-    (`set_apart_breaches`); every line the line path refuses (`set_apart_refused`).
-    The committed load, or None: read the file line by line. `uri` names the file the lines come from when
-    `path` holds a copy."""
+    refuses, malformed or breaking the contract (`set_apart_breaches`); every line the line path refuses
+    (`set_apart_refused`). The committed load, or None: read the file line by line. `uri` names the file the
+    lines come from when `path` holds a copy."""
     uri = uri or str(path)
     shaped = not contract_breach and unshaped is not None and len(unshaped.indexes) > 0
     for way in ("unshaped", "breaches", "exact"):
