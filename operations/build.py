@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -18,6 +19,8 @@ import duckdb
 import yaml
 
 from operations.serving import Publication
+from operations.test_scope import ENV_VAR as TESTS_SINCE_ENV
+from operations.test_scope import tests_since_env
 from warehouse.as_of import ReportInstant
 from warehouse.connection import connect, wait_until_writable
 from warehouse.errors import UserError
@@ -135,12 +138,14 @@ def dbt_build(
     unit_tests: bool = False,
     target: str | None = None,
     env: dict[str, str] | None = None,
+    tests_since: dt.datetime | None = None,
 ) -> BuildResult:
     """Run dbt build against the warehouse file `db` as of `as_of` (None: the macro's rule, macros/as_of/as_of.sql).
 
     Each line of dbt's output, without colour codes, goes to `sink` as dbt prints it and into the result.
     `target` names a profiles.yml target (None: DuckDB), `env` adds environment variables (a Spark target's
-    folder); what a Spark build needs before and after dbt is in operations/spark.py, the choice in
+    folder), `tests_since` makes the large models' data tests read the loads after it (None: every row;
+    operations/test_scope.py); what a Spark build needs before and after dbt is in operations/spark.py, the choice in
     operations/targets.py."""
     wait_until_writable(db)  # a dashboard query in flight finishes first
     env = {
@@ -148,6 +153,7 @@ def dbt_build(
         **(env or {}),
         "FEEDBACK_DB": str(db.resolve()),
         "FEEDBACK_AS_OF": dbt_as_of(as_of),  # not --vars: a new instant each night would force a full re-parse
+        TESTS_SINCE_ENV: tests_since_env(tests_since),  # the same, for the tests on new loads
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
         "DBT_USE_COLORS": "false",
     }
