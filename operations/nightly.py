@@ -172,7 +172,7 @@ def _build_step(
 ) -> str:
     """The build, dbt's lines to the log file as they come (and to stdout with --verbose); the summary from the
     build's result. The large models' data tests read the new loads, every row with `full_tests`
-    (operations/test_scope.py)."""
+    (operations/data_test_scope.py)."""
 
     def sink(line: str) -> None:  # one record per line: each starts with the time and level
         if line.strip():

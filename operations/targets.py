@@ -15,9 +15,9 @@ from pathlib import Path
 import duckdb
 
 from operations.build import BuildProgress, BuildResult, Sink, dbt_build, resolve_target
+from operations.data_test_scope import new_loads_since
 from operations.serving import Publication, publish
 from operations.spark import spark_build
-from operations.test_scope import new_loads_since
 from warehouse.as_of import ReportInstant
 from warehouse.build_record import publish_hint
 from warehouse.errors import UserError
@@ -67,7 +67,7 @@ def build_on_target(
 ) -> BuildResult:
     """`dbt build` of the warehouse file `db` on the named target (None: DuckDB), its lines to `sink`; the
     result says what was published. The large models' data tests read the new loads unless `full_tests` (or
-    --full-refresh, or no earlier build: operations/test_scope.py). An unknown target, and whatever a Spark
+    --full-refresh, or no earlier build: operations/data_test_scope.py). An unknown target, and whatever a Spark
     target lacks, raise UserError before anything runs."""
     given = next((arg for arg in dbt_args or [] if arg in ("--target", "-t") or arg.startswith("--target=")), None)
     if given is not None:  # dbt's own flag would skip what a Spark build needs and publish under the wrong engine

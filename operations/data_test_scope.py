@@ -25,6 +25,6 @@ def new_loads_since(db: Path, dbt_args: Sequence[str] = (), *, full_tests: bool 
     return record.finished_at if record is not None else None
 
 
-def tests_since_env(since: dt.datetime | None) -> str:
+def since_text(since: dt.datetime | None) -> str:
     """The instant as FEEDBACK_TESTS_SINCE receives it: UTC text to the microsecond, "" for full tests."""
     return "" if since is None else since.isoformat(sep=" ", timespec="microseconds")
