@@ -22,7 +22,9 @@
             {%- do arguments.append(argument.strip()) -%}
         {%- endfor -%}
         {%- if arguments | length == 0 -%}
-            {{ exceptions.raise_compiler_error("new_loads_only() needs the column that dates a row's load") }}
+            {{ exceptions.raise_compiler_error(
+                "new_loads_only() needs the column that dates a row's load"
+            ) }}
         {%- endif -%}
         {%- do return(new_loads_subquery(relation, arguments[0], arguments[1:])) -%}
     {%- endif -%}
@@ -81,7 +83,8 @@
         {%- set value = env_var('FEEDBACK_TESTS_SINCE', '') -%}
     {%- endif -%}
     {%- set value = value | string | trim -%}
-    {%- if value != '' and not modules.re.fullmatch('\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,6})?)?', value) -%}
+    {%- set instant = '\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,6})?)?' -%}
+    {%- if value != '' and not modules.re.fullmatch(instant, value) -%}
         {{ exceptions.raise_compiler_error(
             "tests_new_loads_since / FEEDBACK_TESTS_SINCE: expected a UTC timestamp YYYY-MM-DD HH:MM:SS, got " ~ value
         ) }}
