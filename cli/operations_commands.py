@@ -34,6 +34,13 @@ from warehouse.connection import connect
 from warehouse.errors import UserError
 from warehouse.location import refuse_what_is_no_warehouse
 
+full_tests_option = click.option(
+    "--full-tests",
+    is_flag=True,
+    help="Run the large models' data tests on every row, not only on the loads since the last build "
+    "(always so with --full-refresh; docs/operations.md).",
+)
+
 
 @click.command("build", context_settings={"ignore_unknown_options": True})
 @click.option(
@@ -47,10 +54,13 @@ from warehouse.location import refuse_what_is_no_warehouse
     default=False,
     help="Also run the dbt unit tests (they check the SQL on fixed rows, not the data; the test suite runs them).",
 )
+@full_tests_option
 @target_option
 @db_option
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
-def build(as_of: str | None, unit_tests: bool, target: str | None, db: str | None, dbt_args: tuple[str, ...]) -> None:
+def build(
+    as_of: str | None, unit_tests: bool, full_tests: bool, target: str | None, db: str | None, dbt_args: tuple[str, ...]
+) -> None:
     """Run `dbt build` on the warehouse with the project's profile and vars (extra args go to dbt)."""
     instant = parse_cli_as_of(as_of)
     warehouse = existing_warehouse(db, missing="run `feedback-analytics ingest ...` first")
@@ -58,7 +68,9 @@ def build(as_of: str | None, unit_tests: bool, target: str | None, db: str | Non
     # a build of a selection keeps the warehouse's as-of unless one is given (macros/as_of/as_of.sql): read here,
     # once, before dbt starts, so no model reads marts.build_info while the selection may be rebuilding it
     build_as_of = (last_build_as_of(warehouse.path) or instant) if as_of is None and selects(dbt_args) else instant
-    result = build_showing_progress(warehouse.path, build_as_of, list(dbt_args), unit_tests=unit_tests, target=target)
+    result = build_showing_progress(
+        warehouse.path, build_as_of, list(dbt_args), unit_tests=unit_tests, target=target, full_tests=full_tests
+    )
     if not result.ok:
         raise UserError(f"dbt build failed (exit {result.code}): see the dbt output above")
 
@@ -226,6 +238,7 @@ def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
 )
 @click.option("--log-file", type=click.Path(dir_okay=False, path_type=Path), help="Default: <db>.nightly.log.")
 @click.option("--verbose", "-v", is_flag=True, help="Also show dbt's output live (it always goes to the log file).")
+@full_tests_option
 @archive_option
 @target_option
 @db_option
@@ -234,6 +247,7 @@ def nightly(
     as_of: str | None,
     log_file: Path | None,
     verbose: bool,
+    full_tests: bool,
     archive_dir: Path | None,
     target: str | None,
     db: str | None,
@@ -258,6 +272,7 @@ def nightly(
         alerts=lambda logger: nightly_alerts_step(warehouse, config_file, logger),
         verbose=verbose,
         target=target,
+        full_tests=full_tests,
     )
     if failed:
         raise UserError(f"nightly step(s) failed: {', '.join(failed)} (see the log)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -17,6 +18,8 @@ from typing import TextIO
 import duckdb
 import yaml
 
+from operations.data_test_scope import ENV_VAR as TESTS_SINCE_ENV
+from operations.data_test_scope import since_text
 from operations.serving import Publication
 from warehouse.as_of import ReportInstant
 from warehouse.connection import connect, wait_until_writable
@@ -135,19 +138,22 @@ def dbt_build(
     unit_tests: bool = False,
     target: str | None = None,
     env: dict[str, str] | None = None,
+    tests_since: dt.datetime | None = None,
 ) -> BuildResult:
     """Run dbt build against the warehouse file `db` as of `as_of` (None: the macro's rule, macros/as_of/as_of.sql).
 
     Each line of dbt's output, without colour codes, goes to `sink` as dbt prints it and into the result.
     `target` names a profiles.yml target (None: DuckDB), `env` adds environment variables (a Spark target's
-    folder); what a Spark build needs before and after dbt is in operations/spark.py, the choice in
-    operations/targets.py."""
+    folder), `tests_since` makes the large models' data tests read the loads after it (None: every row;
+    operations/data_test_scope.py); what a Spark build needs before and after dbt is in operations/spark.py,
+    the choice in operations/targets.py."""
     wait_until_writable(db)  # a dashboard query in flight finishes first
     env = {
         **os.environ,
         **(env or {}),
         "FEEDBACK_DB": str(db.resolve()),
         "FEEDBACK_AS_OF": dbt_as_of(as_of),  # not --vars: a new instant each night would force a full re-parse
+        TESTS_SINCE_ENV: since_text(tests_since),  # the same, for the tests on new loads
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
         "DBT_USE_COLORS": "false",
     }

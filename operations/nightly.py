@@ -167,9 +167,12 @@ def _purge_step(db: Path, day: dt.date, archive_dir: Path | None, config_file: P
     )
 
 
-def _build_step(db: Path, as_of: ReportInstant, logger: logging.Logger, verbose: bool, target: str | None) -> str:
+def _build_step(
+    db: Path, as_of: ReportInstant, logger: logging.Logger, verbose: bool, target: str | None, full_tests: bool
+) -> str:
     """The build, dbt's lines to the log file as they come (and to stdout with --verbose); the summary from the
-    build's result."""
+    build's result. The large models' data tests read the new loads, every row with `full_tests`
+    (operations/data_test_scope.py)."""
 
     def sink(line: str) -> None:  # one record per line: each starts with the time and level
         if line.strip():
@@ -179,7 +182,7 @@ def _build_step(db: Path, as_of: ReportInstant, logger: logging.Logger, verbose:
             sys.stdout.flush()
 
     logger.info("dbt output:", extra=DETAIL)
-    result = build_on_target(db, as_of, sink=sink, target=target)
+    result = build_on_target(db, as_of, sink=sink, target=target, full_tests=full_tests)
     if not result.ok:
         raise UserError(f"dbt build exited {result.code}: {result.summary} (nothing published)")
     done = result.published
@@ -199,13 +202,15 @@ def run_nightly(
     verbose: bool = False,
     target: str | None = None,
     alerts: Callable[[logging.Logger], str] | None = None,
+    full_tests: bool = False,
 ) -> list[str]:
     """Ingest, purge, build under the lock, all as of one instant; returns the names of the steps that failed.
 
     `ingest` loads every source the config names and returns its summary line (the command line passes
     ingest's `ingest_configured_sources`: operations do not reach into ingest). `alerts`, when given, is the last
     step: it delivers the alert marts' state changes (operations/alerts/run.py, `nightly_alerts_step`) and
-    returns its summary line, raising a UserError when a delivery failed; it never undoes a data step."""
+    returns its summary line, raising a UserError when a delivery failed; it never undoes a data step.
+    `full_tests`: the build's data tests read every row, not only the new loads' (the weekly run)."""
     log_path = log_file or db.resolve().with_name(db.name + ".nightly.log")
     with ExitStack() as held:
         try:
@@ -217,14 +222,20 @@ def run_nightly(
                 handler.close()
             raise
         logger = logger_for(log_path)
-        logger.info("nightly run on %s as of %s", db, as_of, extra=DETAIL)
+        logger.info(
+            "nightly run on %s as of %s, data tests on %s",
+            db,
+            as_of,
+            "every row" if full_tests else "the new loads",
+            extra=DETAIL,
+        )
         started = time.perf_counter()
         record = NightlyRunRecord(db, as_of, logger)  # raw.nightly_runs (operations/nightly_runs.py)
         record.start()
         steps = [
             record.step(run_step("ingest", ingest, logger)),
             record.step(run_step("purge", lambda: _purge_step(db, as_of.day, archive_dir, config_file), logger)),
-            record.step(run_step("build", lambda: _build_step(db, as_of, logger, verbose, target), logger)),
+            record.step(run_step("build", lambda: _build_step(db, as_of, logger, verbose, target, full_tests), logger)),
         ]
         if alerts is not None:  # last, also after a failed step: on the last published serving file
             steps.append(run_step("alerts", lambda: alerts(logger), logger))

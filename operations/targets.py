@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from operations.build import BuildProgress, BuildResult, Sink, dbt_build, resolve_target
+from operations.data_test_scope import new_loads_since
 from operations.serving import Publication, publish
 from operations.spark import spark_build
 from warehouse.as_of import ReportInstant
@@ -62,10 +63,12 @@ def build_on_target(
     target: str | None = None,
     sink: Sink | None = None,
     unit_tests: bool = False,
+    full_tests: bool = False,
 ) -> BuildResult:
     """`dbt build` of the warehouse file `db` on the named target (None: DuckDB), its lines to `sink`; the
-    result says what was published. An unknown target, and whatever a Spark target lacks, raise UserError before
-    anything runs."""
+    result says what was published. The large models' data tests read the new loads unless `full_tests` (or
+    --full-refresh, or no earlier build: operations/data_test_scope.py). An unknown target, and whatever a Spark
+    target lacks, raise UserError before anything runs."""
     given = next((arg for arg in dbt_args or [] if arg in ("--target", "-t") or arg.startswith("--target=")), None)
     if given is not None:  # dbt's own flag would skip what a Spark build needs and publish under the wrong engine
         raise UserError(
@@ -73,7 +76,8 @@ def build_on_target(
         )
     resolved = resolve_target(target)
     if resolved is None or not resolved.is_spark:  # dbt's on-run-end hook publishes (operations/dbt_plugin.py)
-        result = dbt_build(db, as_of, dbt_args, sink=sink, unit_tests=unit_tests, target=target)
+        since = new_loads_since(db, dbt_args or [], full_tests=full_tests)
+        result = dbt_build(db, as_of, dbt_args, sink=sink, unit_tests=unit_tests, target=target, tests_since=since)
         if not result.ok:
             return result
         published, line = hook_publication(result.output)
@@ -113,13 +117,18 @@ def build_showing_progress(
     *,
     unit_tests: bool = False,
     target: str | None = None,
+    full_tests: bool = False,
 ) -> BuildResult:
     """`dbt build`: on a terminal, a progress line, the summary and what was published; otherwise dbt's own
     output as it comes."""
     if not sys.stdout.isatty():
-        return build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, target=target, sink=print_line)
+        return build_on_target(
+            db, as_of, dbt_args, unit_tests=unit_tests, target=target, sink=print_line, full_tests=full_tests
+        )
     progress = BuildProgress(sys.stdout)
-    result = build_on_target(db, as_of, dbt_args, unit_tests=unit_tests, sink=progress, target=target)
+    result = build_on_target(
+        db, as_of, dbt_args, unit_tests=unit_tests, sink=progress, target=target, full_tests=full_tests
+    )
     progress.finish(result)
     if result.publish_note:
         print(result.publish_note, flush=True)
