@@ -19,7 +19,7 @@ import yaml
 
 from operations.serving import Publication
 from warehouse.as_of import ReportInstant
-from warehouse.connection import connect, wait_until_writable
+from warehouse.connection import connect, memory_limit, spill_folder, wait_until_writable
 from warehouse.errors import UserError
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
@@ -143,10 +143,13 @@ def dbt_build(
     folder); what a Spark build needs before and after dbt is in operations/spark.py, the choice in
     operations/targets.py."""
     wait_until_writable(db)  # a dashboard query in flight finishes first
+    spill_folder(db.resolve())
     env = {
         **os.environ,
         **(env or {}),
         "FEEDBACK_DB": str(db.resolve()),
+        # profiles.yml's memory_limit, checked; DuckDB's spill folder (<db>.tmp/) made private beforehand
+        "FEEDBACK_MEMORY_LIMIT": memory_limit(),
         "FEEDBACK_AS_OF": dbt_as_of(as_of),  # not --vars: a new instant each night would force a full re-parse
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
         "DBT_USE_COLORS": "false",
