@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.scale [--scales 100,1000] [--work /work/bench-data/scale]
                                     [--phases data+ingest,build,nightly,queries,forget,report,disk]
-                                    [--loads 5] [--memory-limit 6GB] [--keep]
+                                    [--loads 5] [--memory-limit 6GB] [--out bench/out/scale.json] [--keep]
 
 Per scale, in `WORK/scale-<S>/` (each phase runs alone on what the earlier ones left there):
 
@@ -15,16 +15,18 @@ nightly: one new day (`demo-data --days 1 --seed 1021 --as-of AS_OF+1`) ingested
     warehouse (with its serving file), then `build --as-of AS_OF+1` (the nightly's build, publish included)
     against `build --as-of AS_OF+1 -- --full-refresh` on another copy; the publish seconds each build
     printed; then, on the first copy, `publish` alone against `publish --full` (when the option exists).
+    Where the disk holds no copy (a big scale), all of it in place, the full refresh last.
 queries: bench/dashboard_queries.py on the served file: p95 per page.
-forget: on copies of the built warehouse, `forget --no-build` of one user against `--user-ids-file` with 100
-    users (when the option exists): time and peak RSS.
+forget: on copies of the built warehouse (in place where the disk holds none), `forget --no-build` of one
+    user against `--user-ids-file` with 100 other users (when the option exists): time and peak RSS.
 report: `report` of the built warehouse: time and peak RSS.
 disk: the sizes of the warehouse, the serving file, the archive and the spill folder.
 
 Before starting, the disk each scale needs is estimated and printed; a scale the free space cannot hold is
-refused in one line. `/proc/loadavg` is recorded at the start and end of each phase. Results accumulate in
-bench/out/scale.json (a phase run alone replaces that phase's figures) and are printed as Markdown: per scale
-the figures, the growth ratios between the two scales, and each goal of the issue, met or not.
+refused in one line that names the largest scale it holds. `/proc/loadavg` is recorded at the start and end
+of each phase. Results accumulate in bench/out/scale.json (a phase run alone replaces that phase's figures)
+and are printed as Markdown: per scale the figures, the growth ratios between the two scales, and each goal of
+the issue, met or not.
 --memory-limit sets FEEDBACK_MEMORY_LIMIT for every command (default: the environment's, else the project's).
 Without --keep, the work folder of a scale is deleted after its last phase.
 """
@@ -54,11 +56,12 @@ NEW_DAY = AS_OF + dt.timedelta(days=1)
 PHASES = ("data+ingest", "build", "nightly", "queries", "forget", "report", "disk")
 PUBLISHED = re.compile(r"published .*? in (?P<seconds>[\d.]+) s")
 PAGE_ROW = re.compile(r"^\| (?P<page>[^|]+?) \| (?P<calls>\d+) \| (?P<p50>\d+) \| (?P<p95>\d+) \| (?P<max>\d+) \|$")
-# disk per unit of scale, measured at scales 2 and 10 (docs/benchmarks.md): the largest source's files, the
-# warehouse, its serving file; the nightly and forget phases hold a copy of both beside the original
-SOURCE_MB_PER_SCALE = 35.0
-WAREHOUSE_MB_PER_SCALE = 30.0
-SERVING_MB_PER_SCALE = 12.0
+# disk per unit of demo scale, from a scale-10 build (249 MB warehouse, 166 MB serving file, 566 MB of files of
+# which the analyzer's about 37%); at the peak the disk holds the warehouse, its serving file and the one being
+# published beside it, or the warehouse and forget's rewritten copy of it (and, where room is left, copies)
+LARGEST_SOURCE_MB_PER_SCALE = 22.0
+WAREHOUSE_MB_PER_SCALE = 25.0
+SERVING_MB_PER_SCALE = 17.0
 MARGIN_MB = 2_000
 
 
@@ -104,7 +107,7 @@ class Runner:
             _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - started
         output = log.read_text(errors="replace")
-        code = os.waitstatus_to_exitcode(status)
+        code = proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
         if code != 0:
             raise SystemExit(f"error: {' '.join(command[2:])} failed ({code}), see {log}:\n{output[-3000:]}")
         return {"seconds": round(seconds, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024), "output": output}
@@ -116,6 +119,13 @@ class Runner:
 
 def figures(result: dict) -> dict:
     return {key: value for key, value in result.items() if key != "output"}
+
+
+def room_for_a_copy(db: Path) -> bool:
+    """Whether the disk holds a copy of the warehouse and its serving file beside them, with room for what
+    a build (a new serving file) or forget (a rewritten warehouse) writes on that copy."""
+    copy_mb = size_mb(db) + size_mb(serving_of(db))
+    return shutil.disk_usage(db.parent).free / 1e6 > 2 * copy_mb + MARGIN_MB
 
 
 def copy_warehouse(db: Path, to: Path) -> Path:
@@ -180,23 +190,33 @@ def phase_build(runner: Runner, db: Path) -> dict:
 
 
 def phase_nightly(runner: Runner, scale: float, db: Path) -> dict:
+    """With room on the disk, each build on its own copy of the built warehouse with the new day ingested;
+    without, in place: the new day ingested, the nightly build, the publishes, then the full refresh of the
+    same warehouse (which recomputes everything whatever was built before). In place, the warehouse is as
+    of the new day afterwards; run again, the phase finds the new day loaded and the nightly has nothing new."""
     day = runner.folder / "new-day"
     if not (day / "sources.toml").exists():
         runner.run("demo-data", day, "--scale", scale, "--as-of", NEW_DAY, "--days", 1, "--seed", 1021, "-q")
-    results: dict = {"new_day_files_mb": size_mb(day)}
+    in_place = not room_for_a_copy(db)
+    loaded = runner.folder / "new-day-ingested-in-place"
+    results: dict = {"new_day_files_mb": size_mb(day), "in_place": in_place, "new_day_loaded_before": loaded.exists()}
     for name, dbt_args in (("nightly", ()), ("full_refresh", ("--full-refresh",))):
-        copy = copy_warehouse(db, runner.folder / f"{name}.duckdb")
+        target = db if in_place else copy_warehouse(db, runner.folder / f"{name}.duckdb")
         try:
-            ingested = runner.run("ingest", "--config", day / "sources.toml", "--db", copy, "-q")
-            results[f"{name}_ingest"] = figures(ingested)
-            results[name] = build(runner, copy, NEW_DAY, *dbt_args)
+            if not (in_place and loaded.exists()):
+                ingested = runner.run("ingest", "--config", day / "sources.toml", "--db", target, "-q")
+                results[f"{name}_ingest"] = figures(ingested)
+                if in_place:
+                    loaded.touch()
+            results[name] = build(runner, target, NEW_DAY, *dbt_args)
             print(f"  {name}: build {results[name]['seconds']:.1f} s", flush=True)
             if name == "nightly":
-                results["publish"] = figures(runner.run("publish", "--db", copy))
+                results["publish"] = figures(runner.run("publish", "--db", target))
                 full = runner.has_option("publish", "--full")
-                results["publish_full"] = figures(runner.run("publish", "--db", copy, "--full")) if full else None
+                results["publish_full"] = figures(runner.run("publish", "--db", target, "--full")) if full else None
         finally:
-            remove_warehouse(copy)
+            if not in_place:
+                remove_warehouse(target)
     return results
 
 
@@ -223,14 +243,16 @@ def user_ids(db: Path, count: int) -> list[str]:
 
 
 def phase_forget(runner: Runner, db: Path) -> dict:
+    """Each forget on its own copy of the warehouse where the disk has room, else in place (other users each)."""
     ids = user_ids(db, 101)
-    results: dict = {"users": len(ids)}
+    in_place = not room_for_a_copy(db)
+    results: dict = {"users": len(ids), "in_place": in_place}
     batch = runner.has_option("forget", "--user-ids-file")
     for name in ("one_user", "batch_100"):
         if name == "batch_100" and not batch:
             results[name] = None
             continue
-        copy = copy_warehouse(db, runner.folder / "forget.duckdb")
+        copy = db if in_place else copy_warehouse(db, runner.folder / "forget.duckdb")
         try:
             if name == "one_user":
                 results[name] = figures(runner.run("forget", "--no-build", "--db", copy, "--user-id", ids[0]))
@@ -241,7 +263,8 @@ def phase_forget(runner: Runner, db: Path) -> dict:
                 results[name] = figures(done)
             print(f"  forget {name}: {results[name]['seconds']:.1f} s", flush=True)
         finally:
-            remove_warehouse(copy)
+            if not in_place:
+                remove_warehouse(copy)
     return results
 
 
@@ -262,7 +285,13 @@ def phase_disk(db: Path) -> dict:
 
 
 def needed_mb(scale: float) -> float:
-    return scale * (SOURCE_MB_PER_SCALE + 2 * (WAREHOUSE_MB_PER_SCALE + SERVING_MB_PER_SCALE)) + MARGIN_MB
+    """The disk a scale needs at its peak, every copy made in place."""
+    peak = max(LARGEST_SOURCE_MB_PER_SCALE + WAREHOUSE_MB_PER_SCALE, 2 * WAREHOUSE_MB_PER_SCALE + SERVING_MB_PER_SCALE)
+    return scale * (peak + SERVING_MB_PER_SCALE) + MARGIN_MB
+
+
+def largest_scale(free_mb: float) -> float:
+    return max(0.0, (free_mb - MARGIN_MB) / (needed_mb(1) - MARGIN_MB))
 
 
 def run_scale(scale: float, args: argparse.Namespace, phases: list[str], saved: dict) -> None:
@@ -297,14 +326,14 @@ def run_scale(scale: float, args: argparse.Namespace, phases: list[str], saved: 
             "phase_seconds": round(time.perf_counter() - started),
         }
         figures_of[phase] = result
-        save(saved)
+        save(saved, args.out)
     if not args.keep:
         shutil.rmtree(folder)
 
 
-def save(saved: dict) -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "scale.json").write_text(json.dumps(saved, indent=2))
+def save(saved: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(saved, indent=2))
 
 
 def main() -> None:
@@ -314,6 +343,7 @@ def main() -> None:
     parser.add_argument("--phases", default=",".join(PHASES), help=f"some of {','.join(PHASES)}")
     parser.add_argument("--loads", type=int, default=5, help="dashboard loads per page (default 5)")
     parser.add_argument("--memory-limit", default=None, help="FEEDBACK_MEMORY_LIMIT for every command")
+    parser.add_argument("--out", type=Path, default=OUT / "scale.json", help="the results (bench/out/scale.json)")
     parser.add_argument("--keep", action="store_true", help="keep each scale's work folder afterwards")
     args = parser.parse_args()
     try:
@@ -331,9 +361,11 @@ def main() -> None:
         need = needed_mb(scale)
         print(f"scale {scale:g}: needs about {need:,.0f} MB of disk at once; {free_mb:,.0f} MB free in {args.work}")
         if "data+ingest" in phases and need > free_mb:
-            raise SystemExit(f"error: scale {scale:g} needs about {need:,.0f} MB of disk, {free_mb:,.0f} MB free")
-    path = OUT / "scale.json"
-    saved = json.loads(path.read_text()) if path.exists() else {}
+            raise SystemExit(
+                f"error: scale {scale:g} needs about {need:,.0f} MB of disk, {free_mb:,.0f} MB free in {args.work}: "
+                f"the largest scale it holds is about {largest_scale(free_mb):,.0f}"
+            )
+    saved = json.loads(args.out.read_text()) if args.out.exists() else {}
     saved |= {
         "started": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
