@@ -36,18 +36,27 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
     show_default=True,
     help="Write only the last N days of the history, at its daily volume: a night's new data (use another --seed).",
 )
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    type=click.Choice(["analyzer", "session_feedback", "reactions", "workspace"]),
+    help="Write only this source (repeatable), the same bytes as among all; sources.toml names only these.",
+)
 @quiet_option
-def demo_data(out_dir: Path, seed: int, scale: float, as_of: str | None, days: int, quiet: bool) -> None:
+def demo_data(
+    out_dir: Path, seed: int, scale: float, as_of: str | None, days: int, sources: tuple[str, ...], quiet: bool
+) -> None:
     """Write a realistic, deterministic demo data set in every upstream format, plus OUT_DIR/sources.toml."""
     # imported here, from its module: a `demo/` folder in the working directory (say, demo-data written
     # there) would shadow the package for `python -m cli` and break every other command
-    from demo.dataset import generate
+    from demo.dataset import SOURCES, generate
 
     if scale <= 0:
         raise click.BadParameter("must be greater than 0", param_hint="--scale")
     day = parse_cli_as_of(as_of, refuse_future=False).day
     say = (lambda _msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
-    counts = generate(out_dir, seed=seed, scale=scale, as_of=day, days=days, progress=say)
+    counts = generate(out_dir, seed=seed, scale=scale, as_of=day, days=days, progress=say, sources=sources or SOURCES)
     total = sum(counts.values())
     click.echo(f"wrote {total:,} records to {out_dir} (as of {day}); load them with:")
     click.echo(f"  feedback-analytics ingest --config {out_dir / 'sources.toml'}")

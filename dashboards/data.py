@@ -59,7 +59,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from warehouse.access import EVERYTHING, NOTHING, Scope
 from warehouse.build_record import unpublished_build, unpublished_message
-from warehouse.connection import attach_read_only
+from warehouse.connection import attach_read_only, limit_memory
 from warehouse.errors import UserError, WarehouseLocked
 from warehouse.location import Warehouse
 from warehouse.scoped import scoped
@@ -199,6 +199,7 @@ def _cursor() -> duckdb.DuckDBPyConnection:
     with _instance_lock:
         if _instance is None:
             _instance = duckdb.connect(":memory:")
+            limit_memory(_instance, None)  # small reads of marts: no spill folder (one instance, any warehouse)
         return _instance.cursor()
 
 

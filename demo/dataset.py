@@ -17,6 +17,9 @@ from demo.sources_toml import write_sources_toml
 from demo.workspace import write_workspace
 
 HISTORY_DAYS = 200
+# the sources `generate` writes, in its order; each from its own random stream, so writing one alone gives the
+# same bytes as writing it among all (bench/scale.py generates and ingests one at a time)
+SOURCES = ("analyzer", "session_feedback", "reactions", "workspace")
 
 # Volumes at scale 1 (scaled linearly, with small floors so tiny scales stay meaningful).
 BASE_VOLUMES: dict[str, int] = {
@@ -48,12 +51,15 @@ def generate(
     as_of: dt.date,
     days: int = HISTORY_DAYS,
     progress: Progress | None = None,
+    sources: tuple[str, ...] = SOURCES,
 ) -> dict[str, int]:
     """Write every source under out_dir plus out_dir/sources.toml; return counts per source.
 
     `days` below HISTORY_DAYS writes only the last `days` days, at the history's daily volume: new data
     for a warehouse that holds the days before (a nightly run's input). Give it another `seed`, or its
     records repeat the first ones of that seed and the ingest counts them as duplicates.
+
+    `sources` (some of SOURCES) writes only those, byte for byte as among all, and a sources.toml naming them.
 
     Counts are clean records after deduplication (bad records excluded), keyed
     analyzer_events, session_feedback, turn_reactions, workspace_feedback,
@@ -63,6 +69,8 @@ def generate(
         raise ValueError(f"scale must be positive, got {scale}")
     if not 1 <= days <= HISTORY_DAYS:
         raise ValueError(f"days must be between 1 and {HISTORY_DAYS}, got {days}")
+    if not sources or set(sources) - set(SOURCES):
+        raise ValueError(f"sources must be some of {', '.join(SOURCES)}, got {', '.join(sources) or 'none'}")
     report = progress or (lambda _message: None)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -71,21 +79,28 @@ def generate(
     con = connect()
     try:
         counts: dict[str, int] = {}
-        counts["analyzer_events"] = write_analyzer_store(
-            con, out_dir / "analyzer" / "feedback-store", volumes["analyzer_events"],
-            stream(seed, "analyzer"), frame, report,
-        )  # fmt: skip
-        counts["session_feedback"] = write_session_feedback(
-            con, out_dir / "session-feedback", volumes["session_feedback"],
-            stream(seed, "session_feedback"), frame, report,
-        )  # fmt: skip
-        counts["turn_reactions"], export_written = write_reactions(
-            con, out_dir / "reactions", volumes["turn_reactions"],
-            stream(seed, "reactions"), frame, report,
-        )  # fmt: skip
-        counts.update(write_workspace(con, out_dir / "workspace", volumes, stream(seed, "workspace"), frame, report))
+        export_written = False
+        if "analyzer" in sources:
+            counts["analyzer_events"] = write_analyzer_store(
+                con, out_dir / "analyzer" / "feedback-store", volumes["analyzer_events"],
+                stream(seed, "analyzer"), frame, report,
+            )  # fmt: skip
+        if "session_feedback" in sources:
+            counts["session_feedback"] = write_session_feedback(
+                con, out_dir / "session-feedback", volumes["session_feedback"],
+                stream(seed, "session_feedback"), frame, report,
+            )  # fmt: skip
+        if "reactions" in sources:
+            counts["turn_reactions"], export_written = write_reactions(
+                con, out_dir / "reactions", volumes["turn_reactions"],
+                stream(seed, "reactions"), frame, report,
+            )  # fmt: skip
+        if "workspace" in sources:
+            counts.update(
+                write_workspace(con, out_dir / "workspace", volumes, stream(seed, "workspace"), frame, report)
+            )
     finally:
         con.close()
-    write_sources_toml(out_dir / "sources.toml", reactions_export=export_written)
+    write_sources_toml(out_dir / "sources.toml", reactions_export=export_written, sources=sources)
     report(f"wrote {out_dir / 'sources.toml'}")
     return counts

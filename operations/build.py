@@ -22,7 +22,7 @@ from operations.data_test_scope import ENV_VAR as TESTS_SINCE_ENV
 from operations.data_test_scope import since_text
 from operations.serving import Publication
 from warehouse.as_of import ReportInstant
-from warehouse.connection import connect, wait_until_writable
+from warehouse.connection import connect, memory_limit, spill_folder, wait_until_writable
 from warehouse.errors import UserError
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
@@ -148,10 +148,13 @@ def dbt_build(
     operations/data_test_scope.py); what a Spark build needs before and after dbt is in operations/spark.py,
     the choice in operations/targets.py."""
     wait_until_writable(db)  # a dashboard query in flight finishes first
+    spill_folder(db.resolve())
     env = {
         **os.environ,
         **(env or {}),
         "FEEDBACK_DB": str(db.resolve()),
+        # profiles.yml's memory_limit, checked; DuckDB's spill folder (<db>.tmp/) made private beforehand
+        "FEEDBACK_MEMORY_LIMIT": memory_limit(),
         "FEEDBACK_AS_OF": dbt_as_of(as_of),  # not --vars: a new instant each night would force a full re-parse
         TESTS_SINCE_ENV: since_text(tests_since),  # the same, for the tests on new loads
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",

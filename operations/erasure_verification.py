@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from operations.erasure import ARCHIVED_TABLE, FREE_TEXT_COLUMNS, ID_CHARACTERS_PY, NUMBER_PATTERN, USER_COLUMNS
-from warehouse.connection import connect
+from warehouse.connection import connect, limit_memory
 from warehouse.location import Warehouse
 from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote
@@ -186,6 +186,7 @@ def verify(warehouse: Warehouse, user_id: str, archives: Iterable[Path]) -> dict
     serving = warehouse.serving
     if serving.exists():
         with duckdb.connect(str(serving), read_only=True) as published:
+            limit_memory(published, warehouse.path)
             _scan_tables(published, finder, counts, prefix="serving.")
     for path in archives:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=100_000):  # pyarrow's reader, not DuckDB's

@@ -42,7 +42,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse.build_record import last_build, unpublished_build, unpublished_message
-from warehouse.connection import lock_wait_seconds, wait_out_lock
+from warehouse.connection import limit_memory, lock_wait_seconds, wait_out_lock
 from warehouse.durable import fsync
 from warehouse.location import serving_path
 from warehouse.pause_points import pause_point
@@ -184,6 +184,7 @@ def publish(db: Path, *, engine: str = "duckdb", marts: Collection[str] | None =
     con = duckdb.connect()
     try:
         con.execute("set TimeZone = 'UTC'")
+        limit_memory(con, db)
         wait_out_lock(
             lambda: con.execute(f"attach {sql_literal(str(db.resolve()))} as {SOURCE} (read_only)"),
             db,

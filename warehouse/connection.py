@@ -22,7 +22,7 @@ import duckdb
 
 from warehouse.errors import UserError, WarehouseLocked
 from warehouse.location import Warehouse, refuse_what_is_no_warehouse
-from warehouse.private_files import made_private
+from warehouse.private_files import folder_mode, made_private, make_folder
 from warehouse.raw_tables import ensure_raw_schema, missing_raw_tables
 from warehouse.sql import quote, sql_literal
 
@@ -109,10 +109,39 @@ def _refuse_missing(path: Path, first: str) -> None:
         )
 
 
-def _configure(con: duckdb.DuckDBPyConnection) -> None:
-    """What every connection of ours sets: UTC (raw timestamps are naive UTC) and the memory limit."""
-    con.execute("set TimeZone = 'UTC'")
+def spill_folder(warehouse: Path) -> Path:
+    """`<warehouse>.tmp/` (DuckDB's own default place), created if missing and kept the owner's only (0700,
+    warehouse/private_files.py): where DuckDB spills what exceeds FEEDBACK_MEMORY_LIMIT, rows of feedback."""
+    folder = warehouse.with_name(warehouse.name + ".tmp")
+    if folder.is_symlink():
+        raise UserError(f"{folder} is a symlink: refusing to spill through it; remove it (the folder is made anew)")
+    make_folder(folder)
+    if folder.stat().st_uid == os.getuid():
+        os.chmod(folder, folder.stat().st_mode & folder_mode() & 0o777)
+    return folder
+
+
+def limit_memory(con: duckdb.DuckDBPyConnection, warehouse: Path | None) -> None:
+    """FEEDBACK_MEMORY_LIMIT on `con`, spilling beyond it into `warehouse`'s private spill folder (None, or a
+    folder this user cannot create: DuckDB's default)."""
     con.execute(f"set memory_limit = {sql_literal(memory_limit())}")
+    if warehouse is None:
+        return
+    try:
+        folder = str(spill_folder(warehouse))
+    except OSError:
+        return  # a read-only place: reading needs no spill folder of ours
+    # a file's own default is this folder already; DuckDB refuses to switch a folder once used (one instance per
+    # file and process)
+    if con.execute("select current_setting('temp_directory')").fetchone() != (folder,):
+        con.execute(f"set temp_directory = {sql_literal(folder)}")
+
+
+def _configure(con: duckdb.DuckDBPyConnection, warehouse: Path) -> None:
+    """What every connection of ours sets: UTC (raw timestamps are naive UTC), the memory limit and where to
+    spill beyond it."""
+    con.execute("set TimeZone = 'UTC'")
+    limit_memory(con, warehouse)
 
 
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -124,7 +153,7 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
     refuse_what_is_no_warehouse(path)
     new = not read_only and not path.exists()
     con = wait_out_lock(lambda: duckdb.connect(str(path), read_only=read_only), path, wait_seconds=lock_wait_seconds())
-    _configure(con)
+    _configure(con, path)
     if not read_only:
         ensure_raw_schema(con)
         if new:  # the owner's only, also when a library caller never set the umask (warehouse/private_files.py)
@@ -168,7 +197,7 @@ def connect_serving(warehouse: Warehouse, *, attached: bool = False) -> duckdb.D
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0]
         raise UserError(f"cannot read the serving file {serving}: {first}") from None
-    _configure(con)
+    _configure(con, warehouse.path)
     return con
 
 
