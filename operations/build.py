@@ -154,7 +154,7 @@ def dbt_build(
         **(env or {}),
         "FEEDBACK_DB": str(db.resolve()),
         # profiles.yml's memory_limit, checked; DuckDB's spill folder (<db>.tmp/) made private beforehand
-        "FEEDBACK_MEMORY_LIMIT": memory_limit(),
+        "FEEDBACK_MEMORY_LIMIT": memory_limit(BUILD_MEMORY_LIMIT),
         "FEEDBACK_AS_OF": dbt_as_of(as_of),  # not --vars: a new instant each night would force a full re-parse
         TESTS_SINCE_ENV: since_text(tests_since),  # the same, for the tests on new loads
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
