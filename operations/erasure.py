@@ -1,4 +1,4 @@
-"""`feedback-analytics forget --user-id ID`: erase one user from the warehouse and its archive, down to the bytes.
+"""`feedback-analytics forget --user-id ID | --user-ids-file FILE`: erase users from the warehouse and its archive.
 
 What can hold a user id, and what happens to it:
 
@@ -35,18 +35,18 @@ after a file is replaced.
 
 The steps (the command line calls them in this order):
 
-1. `erase`: everything above in one transaction, with a `raw.erasure_log` row
-   naming the request by the SHA-256 of the id, never the id itself.
-2. (the command line rebuilds the dbt models, so they lose the id too)
-3. `rewrite_warehouse`: DuckDB keeps deleted rows' bytes in freed blocks of the
-   file until they are reused, so the whole database is copied into a new file
-   beside it (every schema, table, view, macro, sequence, index), checked
-   against the original, fsynced and renamed over it, and the folder fsynced;
-   no WAL is left. The copy holds the original's write lock throughout.
+1. `erase_many` (`erase` for one id): everything above for every id in one
+   transaction, each id's request logged in `raw.erasure_log` by its SHA-256,
+   never the id itself. Each big table is read once for the whole batch.
+2. (the command line rebuilds the dbt models, so they lose the ids too)
+3. `rewrite_warehouse` (operations/erasure_rewrite.py): DuckDB keeps deleted
+   rows' bytes in their row groups and in freed blocks, so the tables that
+   held an id are written again and every free block of the file is zeroed;
+   the whole file is copied when that cannot be done safely.
 4. `verify` (operations/erasure_verification.py): every text, JSON, list and
    blob column of every table, and every archive file, decoded again in Python
    (the json module, `re`, pyarrow) rather than with the SQL that erased: the
-   count of rows still carrying the id.
+   count of rows still carrying one of the ids.
 """
 
 from __future__ import annotations
