@@ -171,10 +171,12 @@ def _quarantine_hits_sql(lines: str) -> str:
     return f"""
         with lines as materialized (select * from {lines}),
 
+        documents as materialized (select row_id, raw_text from lines where json_valid(raw_text)),
+
         nodes as materialized (
-            select lines.row_id, node.*
-            from lines, json_tree(lines.raw_text) as node
-            where json_valid(lines.raw_text) and {_NODE_HOLDS_AN_ID}
+            select documents.row_id, node.*
+            from documents, json_tree(documents.raw_text) as node
+            where {_NODE_HOLDS_AN_ID}
         ),
 
         in_text as materialized (
