@@ -32,6 +32,7 @@ live metadata block are not zeroed (their block checksum covers them).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
@@ -278,15 +279,19 @@ def _zero_free_blocks(path: Path, used: set[int], block_size: int) -> tuple[int,
 
 
 def _holds_any(path: Path, needles: list[bytes]) -> bool:
-    """Whether the file's bytes hold one of `needles` (read in pieces that overlap by the longest needle)."""
-    overlap = max((len(needle) for needle in needles), default=0)
+    """Whether the file's bytes hold one of `needles`: one pass with one pattern of them all, in pieces that
+    overlap by the longest needle."""
+    if not needles:
+        return False
+    pattern = re.compile(b"|".join(re.escape(needle) for needle in sorted(needles, key=len, reverse=True)))
+    overlap = max(len(needle) for needle in needles)
     tail = b""
     with path.open("rb") as file:
         while piece := file.read(1 << 24):
             window = tail + piece
-            if any(needle in window for needle in needles):
+            if pattern.search(window):
                 return True
-            tail = window[-overlap:] if overlap else b""
+            tail = window[-overlap:]
     return False
 
 
