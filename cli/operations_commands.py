@@ -24,7 +24,9 @@ from ingest.config import read_config
 from ingest.sources import ingest_configured_sources
 from operations.alerts.run import nightly_alerts_step
 from operations.build import last_build_as_of, selects
-from operations.erasure import describe_result, erase, rewrite_warehouse
+from operations.erasure import changed_tables, combined, describe_result, erase_many, id_forms
+from operations.erasure_ids import read_user_ids
+from operations.erasure_rewrite import describe_rewrite, rewrite_warehouse, snapshot
 from operations.erasure_verification import verify
 from operations.nightly import run_nightly
 from operations.retention import DEFAULT_MAX_SHARE, Purge, default_archive_dir, read_policies, read_purge_settings
@@ -162,33 +164,56 @@ def purge_lines(results: list[Any], dry_run: bool) -> list[str]:
 
 
 @click.command("forget")
-@click.option("--user-id", required=True, help="The user id to erase everywhere.")
+@click.option("--user-id", help="The user id to erase everywhere.")
+@click.option(
+    "--user-ids-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Erase every id of this file (one per line) in one pass: one rebuild, one rewrite, one verification.",
+)
 @click.option("--dry-run", is_flag=True, help="Only count what would be erased.")
 @click.option("--no-build", is_flag=True, help="Do not rebuild the marts afterwards.")
 @db_option
-def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
-    """Erase one user from every raw table and the analyzer archive, rebuild, rewrite the file so that none of
-    the id's bytes remain, verify; audit by hash, never the id in clear (docs/operations.md)."""
-    if not user_id.strip():
+def forget(user_id: str | None, user_ids_file: Path | None, dry_run: bool, no_build: bool, db: str | None) -> None:
+    """Erase users from every raw table and the analyzer archive, rebuild, rewrite what held them so that none of
+    their ids' bytes remain, verify; audit by hash, never an id in clear (docs/operations.md)."""
+    if (user_id is None) == (user_ids_file is None):
+        raise click.UsageError("give one of --user-id ID and --user-ids-file FILE")
+    if user_id is not None and not user_id.strip():
         raise click.BadParameter("must not be empty", param_hint="--user-id")
+    batch = read_user_ids(user_ids_file) if user_ids_file is not None else None
+    user_ids = batch.ids if batch else [user_id or ""]
     warehouse = existing_warehouse(db, missing="nothing to erase")
     path = warehouse.path
+    before = None if dry_run else snapshot(path)
     con = connect(path, read_only=dry_run)  # a dry run writes nothing
     try:
-        result = erase(con, user_id, dry_run=dry_run, archive_dir=default_archive_dir(path))
+        results = erase_many(con, user_ids, dry_run=dry_run, archive_dir=default_archive_dir(path))
     finally:
         con.close()
-    for line in describe_result(result, dry_run=dry_run):
+    if batch:
+        skipped = f", {batch.duplicates} repeated line(s) skipped" if batch.duplicates else ""
+        click.echo(f"{len(user_ids)} user id(s) from {user_ids_file}{skipped}; counts over all of them:")
+    for line in describe_result(combined(results), dry_run=dry_run):
         click.echo(line)
-    if result.matched_nothing:
-        click.echo(
-            f"no row matched the id {user_id!r}: nothing {'would be' if dry_run else 'was'} erased "
-            "(ids match exactly, case included; check the id)"
-        )
-    if dry_run:
-        click.echo(f"a real run records the request in raw.erasure_log as sha256 {result.user_id_sha256}")
+    nothing = "would be" if dry_run else "was"
+    for index, result in enumerate(results):
+        if not result.matched_nothing:
+            continue
+        if batch:  # by line and hash, not the id: the output may go to a log
+            click.echo(f"line {batch.lines[index]} (sha256 {result.user_id_sha256[:12]}): no row matched the id")
+        else:
+            click.echo(
+                f"no row matched the id {user_id!r}: nothing {nothing} erased "
+                "(ids match exactly, case included; check the id)"
+            )
+    logged = "a real run records" if dry_run else "recorded"
+    if batch:
+        click.echo(f"{logged} one raw.erasure_log row per id, by sha256 (never the id)")
     else:
-        click.echo(f"request recorded in raw.erasure_log as sha256 {result.user_id_sha256}")
+        click.echo(
+            f"{'a real run records the request' if dry_run else 'request recorded'} in raw.erasure_log as "
+            f"sha256 {results[0].user_id_sha256}"
+        )
     failure = None
     if not dry_run and not no_build:  # also when nothing matched now: an earlier --no-build may have left models
         as_of = last_build_as_of(path)  # the report keeps its as-of: an erasure is no reason to move it
@@ -199,26 +224,29 @@ def forget(user_id: str, dry_run: bool, no_build: bool, db: str | None) -> None:
                 f"rows erased, but the rebuild failed (exit {rebuilt.code}): run `feedback-analytics build`, "
                 "then forget"
             )
-    if dry_run:
-        click.echo(f"would rewrite {path} ({path.stat().st_size:,} bytes) so that no freed block keeps erased bytes")
-    else:
-        rewrite = rewrite_warehouse(path)
+    if dry_run or before is None:
         click.echo(
-            f"rewrote {rewrite.path}: {rewrite.bytes_before:,} -> {rewrite.bytes_after:,} bytes in "
-            f"{rewrite.seconds:.1f} s (a fresh copy: no freed block keeps erased bytes)"
+            f"would rewrite what held the id(s) in {path} ({path.stat().st_size:,} bytes) and zero its free "
+            "blocks, so that no freed block keeps erased bytes"
         )
-    remaining = verify(warehouse, user_id, result.archive_files)
-    click.echo("verification (every column and archive file decoded again in Python), rows still carrying the id:")
+    else:
+        rewrite = rewrite_warehouse(path, changed_tables(results), before, id_forms(user_ids))
+        click.echo(describe_rewrite(rewrite))
+    remaining = verify(warehouse, user_ids, results[0].archive_files)
+    ids = "the ids" if batch else "the id"
+    click.echo(f"verification (every column and archive file decoded again in Python), rows still carrying {ids}:")
     for where, count in remaining.items():
         click.echo(f"  {where:<44} {count}")
     held = [where for where, count in remaining.items() if count]
     if not dry_run and held:
         if any(where.startswith(("raw.", "archive.")) for where in held) or not no_build:
-            failure = failure or f"the id is still in {', '.join(held)}: see the verification above"
+            failure = (
+                failure or f"{ids} {'are' if batch else 'is'} still in {', '.join(held)}: see the verification above"
+            )
         else:
             click.echo(
-                "the dbt-built tables and the serving file still hold the id (--no-build): run "
-                "`feedback-analytics build`, then forget again so that no file holds any of its bytes",
+                f"the dbt-built tables and the serving file still hold {ids} (--no-build): run "
+                "`feedback-analytics build`, then forget again so that no file holds any of their bytes",
                 err=True,
             )
     if failure:

@@ -1,4 +1,4 @@
-"""`feedback-analytics forget --user-id ID`: erase one user from the warehouse and its archive, down to the bytes.
+"""`feedback-analytics forget --user-id ID | --user-ids-file FILE`: erase users from the warehouse and its archive.
 
 What can hold a user id, and what happens to it:
 
@@ -35,18 +35,18 @@ after a file is replaced.
 
 The steps (the command line calls them in this order):
 
-1. `erase`: everything above in one transaction, with a `raw.erasure_log` row
-   naming the request by the SHA-256 of the id, never the id itself.
-2. (the command line rebuilds the dbt models, so they lose the id too)
-3. `rewrite_warehouse`: DuckDB keeps deleted rows' bytes in freed blocks of the
-   file until they are reused, so the whole database is copied into a new file
-   beside it (every schema, table, view, macro, sequence, index), checked
-   against the original, fsynced and renamed over it, and the folder fsynced;
-   no WAL is left. The copy holds the original's write lock throughout.
+1. `erase_many` (`erase` for one id): everything above for every id in one
+   transaction, each id's request logged in `raw.erasure_log` by its SHA-256,
+   never the id itself. Each big table is read once for the whole batch.
+2. (the command line rebuilds the dbt models, so they lose the ids too)
+3. `rewrite_warehouse` (operations/erasure_rewrite.py): DuckDB keeps deleted
+   rows' bytes in their row groups and in freed blocks, so the tables that
+   held an id are written again and every free block of the file is zeroed;
+   the whole file is copied when that cannot be done safely.
 4. `verify` (operations/erasure_verification.py): every text, JSON, list and
    blob column of every table, and every archive file, decoded again in Python
    (the json module, `re`, pyarrow) rather than with the SQL that erased: the
-   count of rows still carrying the id.
+   count of rows still carrying one of the ids.
 """
 
 from __future__ import annotations
@@ -54,11 +54,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import re
 import shutil
-import time
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,7 +66,6 @@ from typing import Any
 import duckdb
 
 from operations.retention import ARCHIVE_PREFIX, archive_files, logged_archives
-from warehouse.connection import connect
 from warehouse.contracts import ARCHIVED_BY_PURGE, CONTRACTS
 from warehouse.durable import fsync
 from warehouse.errors import UserError
@@ -89,21 +87,10 @@ FREE_TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     if any(field.free_text for field in contract.fields)
 }
 ARCHIVED_TABLE = ARCHIVED_BY_PURGE.table  # the table whose rows `purge` moves to Parquet
-REWRITE_SUFFIX = ".forget-rewrite"  # the new copy of the warehouse, beside it, until it is renamed over it
 # characters that make the id part of a longer id when they touch it (RE2 and Python spellings)
 _ID_CHARACTERS_RE2 = r"\pL\pN_@-"
 ID_CHARACTERS_PY = r"\w@-"
 NUMBER_PATTERN = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
-
-
-@dataclass
-class Rewrite:
-    """The physical rewrite of the warehouse file."""
-
-    path: Path
-    seconds: float
-    bytes_before: int
-    bytes_after: int
 
 
 @dataclass
@@ -129,24 +116,41 @@ class ErasureResult:
 
 
 # -- the erasure (SQL) ---------------------------------------------------------------------------------------
+# Every query takes all the ids at once: the id columns are joined with the list of ids, the free text and JSON
+# strings are matched with one RE2 alternation of them, so a big table is read once however many ids there are.
+# Only the rows that matched are then attributed to the id(s) they hold (for the per-id counts of the log).
+_IDS = "(select unnest($ids) as user_id, unnest($words) as word, unnest($bytes_words) as bytes_word)"
+
+
 def _re2_literal(text: str) -> str:
     """`text` as an RE2 pattern that matches it literally (every character but ASCII letters and digits escaped)."""
     return "".join(ch if ch.isascii() and ch.isalnum() else f"\\x{{{ord(ch):x}}}" for ch in text)
 
 
-def _word_pattern(text: str) -> str:
-    """RE2: `text` as a whole word, not touching a character that would make it part of a longer id."""
-    return f"(^|[^{_ID_CHARACTERS_RE2}]){_re2_literal(text)}([^{_ID_CHARACTERS_RE2}]|$)"
+def _word_pattern(*texts: str) -> str:
+    """RE2: any of `texts` as a whole word, not touching a character that would make it part of a longer id."""
+    alternation = "|".join(_re2_literal(text) for text in texts)
+    return f"(^|[^{_ID_CHARACTERS_RE2}])({alternation})([^{_ID_CHARACTERS_RE2}]|$)"
 
 
-# A json_tree node that is the id: a key or string holding it as a whole word, or a number equal to it.
-_NODE_HOLDS_ID = """(
-    (node.type = 'VARCHAR' and regexp_matches(node.value ->> '$', $word))
-    or (node.type not in ('VARCHAR', 'OBJECT', 'ARRAY', 'BOOLEAN', 'NULL')
-        and (node.atom::varchar = $id or try_cast(node.atom::varchar as double) = try_cast($id as double)))
+def _holds_id(word: str, number: str) -> str:
+    """A json_tree node (its columns under `node.`) that is an id: a key or string holding `word`, or a number
+    equal to one (`number`: the condition on `node.atom`)."""
+    return f"""(
+    (node.type = 'VARCHAR' and regexp_matches(node.value ->> '$', {word}))
+    or (node.type not in ('VARCHAR', 'OBJECT', 'ARRAY', 'BOOLEAN', 'NULL') and {number})
     or (node.key is not null and node.fullkey <> node.path || '[' || node.key || ']'
-        and regexp_matches(node.key, $word))
+        and regexp_matches(node.key, {word}))
 )"""
+
+
+_ANY_NUMBER = f"""(node.atom::varchar in (select user_id from {_IDS})
+        or try_cast(node.atom::varchar as double) in (select try_cast(user_id as double) from {_IDS}))"""
+_NODE_HOLDS_AN_ID = _holds_id("$any_word", _ANY_NUMBER)
+_NODE_HOLDS_THIS_ID = _holds_id(
+    "ids.word",
+    "(node.atom::varchar = ids.user_id or try_cast(node.atom::varchar as double) = try_cast(ids.user_id as double))",
+)
 # The string literals of a text that is not JSON (a closing quote may be missing: a cut line), decoded.
 _LITERALS = r"""list_transform(
     regexp_extract_all({text}, '"((?:[^"\\]|\\.)*)("|$)', 1),
@@ -154,35 +158,35 @@ _LITERALS = r"""list_transform(
 )"""
 
 
-def _quarantine_hits_sql() -> str:
-    """Row ids of the quarantined lines that carry the id (parameters $id, $word, $bytes_word)."""
+def _quarantine_hits_sql(lines: str) -> str:
+    """(row id, user id) of the quarantined `lines` (row_id, raw_text, raw_bytes) that carry one of the ids: the
+    lines are found with the alternation, then paired with the ids they hold."""
     literals = _LITERALS.format(text="raw_text")
+    holds_word = f"""(
+        (raw_text is not null and not json_valid(raw_text)
+            and (regexp_matches(raw_text, {{word}})
+                or len(list_filter({literals}, lambda literal: regexp_matches(literal, {{word}}))) > 0))
+        or (raw_bytes is not null and regexp_matches(cast(raw_bytes as varchar), {{bytes_word}}))
+    )"""
     return f"""
-        with documents as (
-            select rowid as row_id, raw_text from raw.quarantine where json_valid(raw_text)
-        ),
+        with lines as materialized (select * from {lines}),
 
-        in_json as (
-            select distinct documents.row_id
+        documents as materialized (select row_id, raw_text from lines where json_valid(raw_text)),
+
+        nodes as materialized (
+            select documents.row_id, node.*
             from documents, json_tree(documents.raw_text) as node
-            where {_NODE_HOLDS_ID}
+            where {_NODE_HOLDS_AN_ID}
         ),
 
-        in_text as (
-            select rowid as row_id from raw.quarantine
-            where (
-                raw_text is not null and not json_valid(raw_text)
-                and (
-                    regexp_matches(raw_text, $word)
-                    or len(list_filter({literals}, lambda literal: regexp_matches(literal, $word))) > 0
-                )
-            )
-            or (raw_bytes is not null and regexp_matches(cast(raw_bytes as varchar), $bytes_word))
+        in_text as materialized (
+            select * from lines where {holds_word.format(word="$any_word", bytes_word="$any_bytes_word")}
         )
 
-        select row_id from in_json
+        select distinct node.row_id, ids.user_id from nodes as node, {_IDS} as ids where {_NODE_HOLDS_THIS_ID}
         union
-        select row_id from in_text
+        select in_text.row_id, ids.user_id from in_text, {_IDS} as ids
+        where {holds_word.format(word="ids.word", bytes_word="ids.bytes_word")}
     """
 
 
@@ -194,33 +198,45 @@ def _json_columns(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     return [(table, column) for table, column in rows if table in DATA_TABLES]
 
 
-def _json_nodes(con: duckdb.DuckDBPyConnection, table: str, column: str, params: dict[str, str]) -> list[Any]:
-    """(row id, path, is a key) of every JSON node holding the id in raw.table.column."""
-    return con.execute(
+def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> list[Any]:
+    """`sql` with the parameters it names."""
+    named = {name: value for name, value in params.items() if re.search(rf"\${name}\b", sql)}
+    return con.execute(sql, named).fetchall()
+
+
+def _json_nodes(con: duckdb.DuckDBPyConnection, table: str, column: str, params: dict[str, Any]) -> list[Any]:
+    """(row id, path, is a key, user id) of every JSON node holding one of the ids in raw.table.column."""
+    return _run(
+        con,
         f"""
-        select base.rowid, node.fullkey, node.key is not null and regexp_matches(node.key, $word)
-            and node.fullkey <> node.path || '[' || node.key || ']'
-        from raw.{table} as base, json_tree(base.{quote(column)}) as node
-        where base.{quote(column)} is not null and {_NODE_HOLDS_ID}
+        with nodes as materialized (
+            select base.rowid as row_id, node.*
+            from raw.{table} as base, json_tree(base.{quote(column)}) as node
+            where base.{quote(column)} is not null and {_NODE_HOLDS_AN_ID}
+        )
+
+        select node.row_id, node.fullkey, node.key is not null and regexp_matches(node.key, $any_word)
+            and node.fullkey <> node.path || '[' || node.key || ']', ids.user_id
+        from nodes as node, {_IDS} as ids
+        where {_NODE_HOLDS_THIS_ID}
         """,
-        {name: params[name] for name in ("id", "word")},
-    ).fetchall()
+        params,
+    )
 
 
-def _scrub_json(con: duckdb.DuckDBPyConnection, table: str, column: str, params: dict[str, str]) -> int:
-    """Null every JSON value holding the id and remove every member keyed by it; the rows touched."""
-    touched: set[int] = set()
+def _scrub_json(con: duckdb.DuckDBPyConnection, table: str, column: str, params: dict[str, Any]) -> None:
+    """Null every JSON value holding an id and remove every member keyed by one."""
     for _attempt in range(5):  # a removed member can shift what a second pass finds; normally one pass
         nodes = _json_nodes(con, table, column, params)
         if not nodes:
-            return len(touched)
-        paths: dict[int, tuple[list[str], list[str]]] = {}
-        for row_id, path, is_key in nodes:
-            values, keys = paths.setdefault(row_id, ([], []))
-            (keys if is_key else values).append(path)
+            return
+        paths: dict[int, tuple[set[str], set[str]]] = {}
+        for row_id, path, is_key, _user in nodes:
+            values, keys = paths.setdefault(row_id, (set(), set()))
+            (keys if is_key else values).add(path)
         for row_id, (values, keys) in paths.items():
             expression = quote(column)
-            for path in values:
+            for path in sorted(values):
                 expression = f"json_replace({expression}, {sql_literal(path)}, 'null'::json)"
             for path in sorted(keys, key=len, reverse=True):  # the deepest first
                 expression = f"json_remove({expression}, {sql_literal(path)})"
@@ -228,8 +244,7 @@ def _scrub_json(con: duckdb.DuckDBPyConnection, table: str, column: str, params:
                 con.execute(f"update raw.{table} set {quote(column)} = {expression} where rowid = ?", [row_id])
             except duckdb.Error:  # a path DuckDB cannot address: the document goes rather than the id stays
                 con.execute(f"update raw.{table} set {quote(column)} = null where rowid = ?", [row_id])
-            touched.add(row_id)
-    raise UserError(f"raw.{table}.{column}: the id is still in a JSON document after 5 passes; nothing was erased")
+    raise UserError(f"raw.{table}.{column}: an id is still in a JSON document after 5 passes; nothing was erased")
 
 
 def archive_paths(con: duckdb.DuckDBPyConnection, archive_dir: Path) -> list[Path]:
@@ -249,19 +264,26 @@ def _leftovers(files: Iterable[Path], archive_dir: Path) -> list[Path]:
     return sorted(p for folder in folders if folder.is_dir() for p in folder.glob(f"{ARCHIVE_PREFIX}*.parquet.tmp"))
 
 
-def _erase_from_archive(con: duckdb.DuckDBPyConnection, path: Path, word: str, *, dry_run: bool) -> int:
-    """Null the free text naming the user in one archive file (rewritten, fsynced, renamed); rows changed."""
+def _erase_from_archive(
+    con: duckdb.DuckDBPyConnection, path: Path, params: dict[str, Any], *, dry_run: bool
+) -> dict[str, int]:
+    """Null the free text naming any of the users in one archive file (rewritten, fsynced, renamed, only when it
+    holds one); rows changed per user id."""
     source = sql_literal(str(path))
     present = {row[0] for row in con.execute(f"describe select * from read_parquet({source})").fetchall()}
     columns = [c for c in FREE_TEXT_COLUMNS[ARCHIVED_TABLE] if c in present]
     if not columns:
-        return 0
-    naming = " or ".join(f"regexp_matches({quote(c)}, {sql_literal(word)})" for c in columns)
-    (hits,) = con.execute(f"select count(*) from read_parquet({source}) where {naming}").fetchall()[0]
-    if not hits or dry_run:
-        return hits
+        return {}
+    naming = " or ".join(f"regexp_matches({quote(c)}, $any_word)" for c in columns)
+    per_id = " or ".join(f"regexp_matches(hits.{quote(c)}, ids.word)" for c in columns)
+    hits = f"select {', '.join(map(quote, columns))} from read_parquet({source}) where {naming}"
+    per_user = f"select ids.user_id, count(*) from ({hits}) as hits, {_IDS} as ids where {per_id} group by 1"
+    counts = dict(_run(con, per_user, params))
+    if not counts or dry_run:
+        return counts
     replaced = ", ".join(
-        f"case when regexp_matches({quote(c)}, {sql_literal(word)}) then null else {quote(c)} end as {quote(c)}"
+        f"case when regexp_matches({quote(c)}, {sql_literal(params['any_word'])}) then null else {quote(c)} end "
+        f"as {quote(c)}"
         for c in columns
     )
     partial = path.with_name(path.name + ".tmp")
@@ -271,179 +293,164 @@ def _erase_from_archive(con: duckdb.DuckDBPyConnection, path: Path, word: str, *
     fsync(partial)
     partial.replace(path)
     fsync(path.parent)
-    return hits
+    return counts
 
 
-def _count_or_apply(con: duckdb.DuckDBPyConnection, sql_count: str, sql_apply: str, params: Any, dry_run: bool) -> int:
-    (count,) = con.execute(sql_count if dry_run else sql_apply, params).fetchall()[0]
-    return count
+def _ids_params(con: duckdb.DuckDBPyConnection, user_ids: list[str]) -> dict[str, Any]:
+    rendered = [con.execute("select cast(encode(?) as varchar)", [user_id]).fetchall()[0][0] for user_id in user_ids]
+    return {
+        "ids": user_ids,
+        "words": [_word_pattern(user_id) for user_id in user_ids],
+        "bytes_words": [_word_pattern(text) for text in rendered],
+        "any_word": _word_pattern(*user_ids),
+        "any_bytes_word": _word_pattern(*rendered),
+    }
+
+
+def _tally(results: dict[str, ErasureResult], counts: Iterable[tuple[str, int]], place: str, kind: str) -> None:
+    """Add (user id, rows) to each user's `kind` ('deleted' or 'pseudonymised') count of `place`."""
+    for user_id, count in counts:
+        tally = getattr(results[user_id], kind)
+        tally[place] = tally.get(place, 0) + count
 
 
 def erase(con: duckdb.DuckDBPyConnection, user_id: str, *, dry_run: bool, archive_dir: Path) -> ErasureResult:
-    """Step 1: erase (or, dry, count) the user everywhere, in one transaction, and log the request by hash."""
-    if not user_id.strip():
+    """Step 1 for one id (erase_many)."""
+    return erase_many(con, [user_id], dry_run=dry_run, archive_dir=archive_dir)[0]
+
+
+def erase_many(
+    con: duckdb.DuckDBPyConnection, user_ids: list[str], *, dry_run: bool, archive_dir: Path
+) -> list[ErasureResult]:
+    """Step 1: erase (or, dry, count) the users everywhere, in one transaction, and log each request by hash;
+    one result per id, in the order given (ids distinct). Every archive file and leftover is on the first."""
+    if not user_ids or any(not user_id.strip() for user_id in user_ids):
         raise UserError("the user id to erase is empty: an empty id would match every text")
-    result = ErasureResult(hashlib.sha256(user_id.encode()).hexdigest())
-    (rendered,) = con.execute("select cast(encode(?) as varchar)", [user_id]).fetchall()[0]
-    params = {"id": user_id, "word": _word_pattern(user_id), "bytes_word": _word_pattern(rendered)}
+    if len(set(user_ids)) != len(user_ids):
+        raise ValueError("the user ids to erase must be distinct")
+    results = {user_id: ErasureResult(hashlib.sha256(user_id.encode()).hexdigest()) for user_id in user_ids}
+    for result in results.values():  # every place appears in every result, with 0 where the id is not
+        for table, columns in USER_COLUMNS.items():
+            for column, action in columns:
+                if action == "delete":
+                    result.deleted[f"raw.{table}"] = 0
+                else:
+                    result.pseudonymised[f"raw.{table}.{column}"] = 0
+        result.pseudonymised.update({f"raw.{t}.{c}": 0 for t, c in _json_columns(con)})
+        result.pseudonymised.update({f"raw.{t}.{c}": 0 for t, cs in FREE_TEXT_COLUMNS.items() for c in cs})
+        result.deleted["raw.quarantine"] = 0
+    params = _ids_params(con, user_ids)
     con.execute("begin transaction")
     try:
         for table, columns in USER_COLUMNS.items():
             for column, action in columns:
-                where = f"{quote(column)} = $id"
-                count = _count_or_apply(
-                    con,
-                    f"select count(*) from raw.{table} where {where}",
-                    f"delete from raw.{table} where {where}"
-                    if action == "delete"
-                    else f"update raw.{table} set {quote(column)} = null where {where}",
-                    {"id": user_id},
-                    dry_run,
-                )
-                if action == "delete":
-                    result.deleted[f"raw.{table}"] = result.deleted.get(f"raw.{table}", 0) + count
-                else:
-                    result.pseudonymised[f"raw.{table}.{column}"] = count
+                where = f"{quote(column)} in (select user_id from {_IDS})"
+                per_user = f"select {quote(column)}, count(*) from raw.{table} where {where} group by 1"
+                counts = _run(con, per_user, params)
+                place = f"raw.{table}" if action == "delete" else f"raw.{table}.{column}"
+                _tally(results, counts, place, "deleted" if action == "delete" else "pseudonymised")
+                if counts and not dry_run:
+                    change = "delete from" if action == "delete" else "update"
+                    assign = "" if action == "delete" else f" set {quote(column)} = null"
+                    _run(con, f"{change} raw.{table}{assign} where {where}", params)
         for table, column in _json_columns(con):
-            place = f"raw.{table}.{column}"
-            if dry_run:
-                result.pseudonymised[place] = len({node[0] for node in _json_nodes(con, table, column, params)})
-            else:
-                result.pseudonymised[place] = _scrub_json(con, table, column, params)
+            nodes = _json_nodes(con, table, column, params)
+            rows = {(row_id, user) for row_id, _path, _key, user in nodes}
+            _tally(results, Counter(user for _row, user in rows).items(), f"raw.{table}.{column}", "pseudonymised")
+            if nodes and not dry_run:
+                _scrub_json(con, table, column, params)
         for table, columns in FREE_TEXT_COLUMNS.items():
             for column in columns:
-                where = f"regexp_matches({quote(column)}, $word)"
-                result.pseudonymised[f"raw.{table}.{column}"] = _count_or_apply(
+                pairs = _run(
                     con,
-                    f"select count(*) from raw.{table} where {where}",
-                    f"update raw.{table} set {quote(column)} = null where {where}",
-                    {"word": params["word"]},
-                    dry_run,
+                    f"""
+                    with hits as materialized (
+                        select rowid as row_id, {quote(column)} as text from raw.{table}
+                        where regexp_matches({quote(column)}, $any_word)
+                    )
+
+                    select hits.row_id, ids.user_id from hits, {_IDS} as ids where regexp_matches(hits.text, ids.word)
+                    """,
+                    params,
                 )
-        hits = _quarantine_hits_sql()
-        result.deleted["raw.quarantine"] = _count_or_apply(
-            con,
-            f"select count(*) from ({hits})",
-            f"delete from raw.quarantine where rowid in ({hits})",
-            params,
-            dry_run,
-        )
-        result.archive_files = archive_paths(con, archive_dir)
-        for path in result.archive_files:
-            result.archives[str(path)] = _erase_from_archive(con, path, params["word"], dry_run=dry_run)
+                _tally(results, Counter(user for _row, user in pairs).items(), f"raw.{table}.{column}", "pseudonymised")
+                if pairs and not dry_run:
+                    con.execute(
+                        f"update raw.{table} set {quote(column)} = null where rowid in (select unnest($rows))",
+                        {"rows": sorted({row for row, _user in pairs})},
+                    )
+        lines = "(select rowid as row_id, raw_text, raw_bytes from raw.quarantine)"
+        pairs = _run(con, _quarantine_hits_sql(lines), params)
+        _tally(results, Counter(user for _row, user in pairs).items(), "raw.quarantine", "deleted")
+        if pairs and not dry_run:
+            con.execute(
+                "delete from raw.quarantine where rowid in (select unnest($rows))",
+                {"rows": sorted({row for row, _user in pairs})},
+            )
+        first = results[user_ids[0]]
+        first.archive_files = archive_paths(con, archive_dir)
+        for path in first.archive_files:
+            for user_id, count in _erase_from_archive(con, path, params, dry_run=dry_run).items():
+                results[user_id].archives[str(path)] = count
         if not dry_run:
-            for path in _leftovers(result.archive_files, archive_dir):
+            for path in _leftovers(first.archive_files, archive_dir):
                 path.unlink()
-                result.removed_leftovers.append(path)
+                first.removed_leftovers.append(path)
         if dry_run:  # a dry run only counts, on a read-only connection: it writes nothing, not even the log
             con.execute("commit")
-            return result
-        con.execute(
+            return [results[user_id] for user_id in user_ids]
+        now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        con.executemany(
             "insert into raw.erasure_log values (?, ?, ?, ?, ?, ?, ?)",
             [
-                uuid.uuid4().hex,
-                result.user_id_sha256,
-                dt.datetime.now(dt.UTC).replace(tzinfo=None),
-                result.rows_deleted,
-                result.rows_pseudonymised,
-                json.dumps(
-                    {
-                        "deleted": result.deleted,
-                        "pseudonymised": result.pseudonymised,
-                        "archive_rows": sum(result.archives.values()),
-                    }
-                ),
-                dry_run,
+                [
+                    uuid.uuid4().hex,
+                    result.user_id_sha256,
+                    now,
+                    result.rows_deleted,
+                    result.rows_pseudonymised,
+                    json.dumps(
+                        {
+                            "deleted": result.deleted,
+                            "pseudonymised": result.pseudonymised,
+                            "archive_rows": sum(result.archives.values()),
+                        }
+                    ),
+                    dry_run,
+                ]
+                for result in (results[user_id] for user_id in user_ids)
             ],
         )
         con.execute("commit")
     except BaseException:
         con.execute("rollback")
         raise
-    return result
+    return [results[user_id] for user_id in user_ids]
 
 
-# -- the physical rewrite --------------------------------------------------------------------------------------
-def _inventory(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[Any]]:
-    """What a database holds: its objects by name, and every table's row count."""
-    here = f"database_name = {sql_literal(database)}"
-    tables = con.execute(f"select schema_name, table_name from duckdb_tables() where {here} order by all").fetchall()
-    return {
-        "schemas": con.execute(f"select schema_name from duckdb_schemas() where {here} order by all").fetchall(),
-        "tables": [
-            (
-                schema,
-                table,
-                con.execute(f"select count(*) from {quote(database)}.{quote(schema)}.{quote(table)}").fetchone(),
-            )
-            for schema, table in tables
-        ],
-        "columns": con.execute(
-            f"select schema_name, table_name, column_name, data_type from duckdb_columns() where {here} order by all"
-        ).fetchall(),
-        "views": con.execute(
-            f"select schema_name, view_name from duckdb_views() where {here} and not internal order by all"
-        ).fetchall(),
-        "sequences": con.execute(
-            f"select schema_name, sequence_name from duckdb_sequences() where {here} order by all"
-        ).fetchall(),
-        "macros": con.execute(
-            f"select schema_name, function_name from duckdb_functions() where {here} and not internal "
-            "and function_type in ('macro', 'table_macro') order by all"
-        ).fetchall(),
-        "indexes": con.execute(
-            f"select schema_name, index_name from duckdb_indexes() where {here} order by all"
-        ).fetchall(),
-    }
+def combined(results: list[ErasureResult]) -> ErasureResult:
+    """The counts of several ids' results added up (for one summary), under the first one's hash."""
+    total = ErasureResult(results[0].user_id_sha256)
+    for result in results:
+        for mine, theirs in ((total.deleted, result.deleted), (total.pseudonymised, result.pseudonymised)):
+            for place, count in theirs.items():
+                mine[place] = mine.get(place, 0) + count
+        for path, count in result.archives.items():
+            total.archives[path] = total.archives.get(path, 0) + count
+    total.archive_files, total.removed_leftovers = results[0].archive_files, results[0].removed_leftovers
+    return total
 
 
-def _remove(*paths: Path) -> None:
-    for path in paths:
-        path.unlink(missing_ok=True)
+def changed_tables(results: list[ErasureResult]) -> set[tuple[str, str]]:
+    """(schema, table) of every table the erasure deleted or changed a row of (its log included)."""
+    total = combined(results)
+    places = [place for place, count in (*total.deleted.items(), *total.pseudonymised.items()) if count]
+    return {("raw", place.split(".")[1]) for place in places} | {("raw", "erasure_log")}
 
 
-def rewrite_warehouse(db: Path) -> Rewrite:
-    """Step 3: copy the whole database into a new file and rename it over the original, under its write lock.
-
-    The original stays open (locked) until the new file has replaced it, so no
-    other writer slips in between; a reader that opens the path afterwards gets
-    the new file. A check failed or an error leaves the original as it was.
-    """
-    started = time.perf_counter()
-    target = db.resolve()
-    partial = target.with_name(target.name + REWRITE_SUFFIX)
-    partial_wal = partial.with_name(partial.name + ".wal")
-    con = connect(db)  # waits out a reader or another writer, then holds the file
-    try:
-        _remove(partial, partial_wal)  # a killed rewrite's copy
-        con.execute("checkpoint")  # the WAL into the file: closing the original later writes nothing
-        bytes_before = target.stat().st_size
-        (database,) = con.execute("select current_database()").fetchone()
-        alias = f"forget_rewrite_{uuid.uuid4().hex[:12]}"
-        con.execute(f"attach {sql_literal(str(partial))} as {quote(alias)}")
-        try:
-            con.execute(f"copy from database {quote(database)} to {quote(alias)}")
-            original, copy = _inventory(con, database), _inventory(con, alias)
-        finally:
-            con.execute(f"detach {quote(alias)}")  # checkpoints the copy: no WAL left beside it
-        if copy != original:
-            differing = [part for part in original if original[part] != copy.get(part)]
-            raise UserError(
-                f"the rewritten copy of {db} differs from it ({', '.join(differing)}): the warehouse was left as it "
-                "was (the rows are erased, but their bytes may remain); report this, then run forget again"
-            )
-        if partial_wal.exists():
-            raise UserError(f"the rewritten copy of {db} left a WAL; the warehouse was left as it was")
-        shutil.copymode(target, partial)
-        fsync(partial)
-        os.replace(partial, target)
-        fsync(target.parent)
-    except BaseException:
-        _remove(partial, partial_wal)
-        raise
-    finally:
-        con.close()
-    return Rewrite(db, time.perf_counter() - started, bytes_before, target.stat().st_size)
+def id_forms(user_ids: list[str]) -> list[bytes]:
+    """The bytes the ids are most often stored as: their UTF-8 text and the body of their ASCII JSON literal."""
+    return sorted({form for user_id in user_ids for form in (user_id.encode(), json.dumps(user_id)[1:-1].encode())})
 
 
 def describe_result(result: ErasureResult, *, dry_run: bool) -> Iterator[str]:

@@ -27,21 +27,27 @@ from warehouse.sql import quote
 
 
 class _Finder:
-    """Does a value carry the id? Python's json module and `re`, not DuckDB."""
+    """Does a value carry one of the ids? Python's json module and `re`, not DuckDB."""
 
-    def __init__(self, user_id: str) -> None:
-        self.user_id = user_id
-        self.number = Decimal(user_id) if NUMBER_PATTERN.fullmatch(user_id) else None
-        self.word = re.compile(rf"(?<![{ID_CHARACTERS_PY}]){re.escape(user_id)}(?![{ID_CHARACTERS_PY}])")
+    def __init__(self, user_ids: list[str]) -> None:
+        self.user_ids = set(user_ids)
+        self.numbers = {Decimal(user_id) for user_id in user_ids if NUMBER_PATTERN.fullmatch(user_id)}
+        alternation = "|".join(re.escape(user_id) for user_id in sorted(user_ids, key=len, reverse=True))
+        self.word = re.compile(rf"(?<![{ID_CHARACTERS_PY}])(?:{alternation})(?![{ID_CHARACTERS_PY}])")
+        self.values = pa.array(sorted(user_ids), pa.large_string())
+        self.substring = "|".join(  # a prefilter for pyarrow's RE2: the ids as substrings, spelled with escapes
+            "".join(ch if ch.isascii() and ch.isalnum() else f"\\x{{{ord(ch):x}}}" for ch in user_id)
+            for user_id in user_ids
+        )
         self.literal = re.compile(r'"((?:[^"\\]|\\.)*)(?:"|$)')
 
     def _number_is_id(self, value: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
             return False
-        if str(value) == self.user_id:
+        if str(value) in self.user_ids:
             return True
         try:
-            return self.number is not None and Decimal(value) == self.number
+            return Decimal(value) in self.numbers
         except (InvalidOperation, ValueError):
             return False
 
@@ -89,13 +95,15 @@ def _text(array: pa.Array) -> pa.Array:
 def _rows_carrying(finder: _Finder, array: pa.Array, rule: str) -> int:
     """How many values of one column carry the id under `rule` (value, free_text, document, bytes, list)."""
     if rule == "value":
-        return int(pc.sum(pc.equal(_text(array), finder.user_id)).as_py() or 0)
+        return int(pc.sum(pc.is_in(_text(array), value_set=finder.values)).as_py() or 0)
     if rule == "list":
         flat = pc.list_flatten(array)
-        hits = pc.filter(pc.list_parent_indices(array), pc.fill_null(pc.equal(_text(flat), finder.user_id), False))
+        hits = pc.filter(
+            pc.list_parent_indices(array), pc.fill_null(pc.is_in(_text(flat), value_set=finder.values), False)
+        )
         return len(pc.unique(hits))
     if rule == "free_text":
-        candidates = pc.filter(array, pc.fill_null(pc.match_substring(_text(array), finder.user_id), False))
+        candidates = pc.filter(array, pc.fill_null(pc.match_substring_regex(_text(array), finder.substring), False))
         return sum(finder.in_free_text(value) for value in candidates.to_pylist())
     if rule == "document":
         return sum(value is not None and finder.in_line(value) for value in array.to_pylist())
@@ -171,11 +179,11 @@ def _scan_tables(con: duckdb.DuckDBPyConnection, finder: _Finder, counts: dict[s
     return columns
 
 
-def verify(warehouse: Warehouse, user_id: str, archives: Iterable[Path]) -> dict[str, int]:
-    """Step 4: rows still carrying the id, by place. In-scope places always appear; `raw.other_columns`,
+def verify(warehouse: Warehouse, user_ids: list[str], archives: Iterable[Path]) -> dict[str, int]:
+    """Step 4: rows still carrying one of the ids, by place. In-scope places always appear; `raw.other_columns`,
     `models.all_columns` (the dbt-built tables), `serving.all_columns` (the serving file the dashboard reads)
     and `archive.other_columns` sum the rest, whose places appear on their own when they are not zero."""
-    finder = _Finder(user_id)
+    finder = _Finder(user_ids)
     counts: dict[str, int] = {}
     con = connect(warehouse.path, read_only=True)
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from operations.erasure import REWRITE_SUFFIX
+from operations.erasure_rewrite import REWRITE_SUFFIX
 from operations.serving import TEMPORARY_MARK
 from tests.support.dbt import REPO
 from tests.support.operations import AS_OF
