@@ -22,7 +22,7 @@ from operations.data_test_scope import ENV_VAR as TESTS_SINCE_ENV
 from operations.data_test_scope import since_text
 from operations.serving import Publication
 from warehouse.as_of import ReportInstant
-from warehouse.connection import connect, memory_limit, spill_folder, wait_until_writable
+from warehouse.connection import BUILD_MEMORY_LIMIT, connect, memory_limit, spill_folder, wait_until_writable
 from warehouse.errors import UserError
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]

@@ -4,6 +4,7 @@ file's readers, dbt's, the dashboard's), and what exceeds it spills into `<wareh
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -15,7 +16,7 @@ import duckdb
 import pytest
 
 from tests.support.ingest import cli_env, run_cli
-from warehouse.connection import connect, connect_serving
+from warehouse.connection import BUILD_MEMORY_LIMIT, DEFAULT_MEMORY_LIMIT, connect, connect_serving, memory_limit
 from warehouse.location import Warehouse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,3 +134,16 @@ def test_the_dashboard_reader_uses_the_limit(monkeypatch: pytest.MonkeyPatch) ->
         assert cursor.execute("select current_setting('memory_limit')").fetchone() == (shown(TINY),)
     finally:
         cursor.close()
+
+
+def test_the_build_defaults_to_its_own_limit_in_the_command_and_in_a_plain_dbt_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Unset, the build's limit is BUILD_MEMORY_LIMIT (operations/build.py) and profiles.yml says the same for a
+    plain `dbt build`; the other commands keep DEFAULT_MEMORY_LIMIT."""
+    monkeypatch.delenv("FEEDBACK_MEMORY_LIMIT", raising=False)
+    assert memory_limit() == DEFAULT_MEMORY_LIMIT == "1GB"
+    assert memory_limit(BUILD_MEMORY_LIMIT) == "6GB"
+    profiles = (Path(__file__).resolve().parents[2] / "profiles.yml").read_text()
+    defaults = set(re.findall(r"env_var\('FEEDBACK_MEMORY_LIMIT', '([^']+)'\)", profiles))
+    assert defaults == {BUILD_MEMORY_LIMIT}
