@@ -8,7 +8,9 @@ day of demo data ingested and built once for the module.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from operations.serving import BY_KEY, publish
+from operations.serving import BY_KEY, TEMPORARY_MARK, publish
 from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail
 from warehouse.location import serving_path
 
@@ -214,3 +216,29 @@ def test_publish_full_and_a_full_refresh_build_publish_in_full(demo: DemoWarehou
         "build_info",
     )
     assert "in full: --full-refresh" in out, out[-2000:]
+
+
+def test_a_publish_killed_midway_through_its_difference_leaves_the_old_serving_file(
+    demo: DemoWarehouse, tmp_path: Path
+) -> None:
+    """Killed while it brings its copy up to date (after the first relation by difference): the serving file
+    is the old one, byte for byte, and the next publish removes the dead one's staging folder."""
+    db = copy_warehouse(demo.db, tmp_path / "killed.duckdb")
+    publish(db)
+    served = serving_path(db)
+    old_bytes = served.read_bytes()
+    code = f"from pathlib import Path; from operations.serving import publish; publish(Path({str(db)!r}))"
+    publisher = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "FEEDBACK_PAUSE_AT": "publish-incremental-relation"},
+    )
+    try:
+        _, status = os.waitpid(publisher.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status), "the publish ended before its pause point"
+        assert len(list(tmp_path.glob(f"{served.name}{TEMPORARY_MARK}*"))) == 1
+    finally:
+        os.kill(publisher.pid, signal.SIGKILL)
+        publisher.wait()
+    assert served.read_bytes() == old_bytes, "the killed publish touched the serving file"
+    assert publish(db).mode == "incremental" and not list(tmp_path.glob(f"{served.name}{TEMPORARY_MARK}*"))
