@@ -148,7 +148,9 @@ def test_every_relation_by_difference_is_a_mart_with_that_primary_key() -> None:
         for model in yaml.safe_load(path.read_text()).get("models", []):
             for test in model.get("data_tests") or []:
                 if isinstance(test, dict) and "primary_key" in test:
-                    (keys[model["name"]],) = test["primary_key"]["arguments"]["columns"]
+                    arguments = test["primary_key"]["arguments"]
+                    columns = arguments.get("columns") or [arguments.get("column_name")]
+                    keys[model["name"]] = columns[0] if len(columns) == 1 else str(columns)
             for column in model.get("columns", []):
                 if "primary_key" in (column.get("data_tests") or column.get("tests") or []):
                     keys[model["name"]] = column["name"]
