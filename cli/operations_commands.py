@@ -79,23 +79,21 @@ def build(
 
 @click.command("publish")
 @db_option
-def publish_command(db: str | None) -> None:
+@click.option("--full", is_flag=True, help="Write the serving file from nothing instead of bringing it up to date.")
+def publish_command(db: str | None, full: bool) -> None:
     """Publish the warehouse's marts to the serving file the dashboard, report, export and mf read.
 
     Every successful build publishes by itself (ours and a plain `dbt build`); this is for when a publish
-    failed or was killed, which the readers then say."""
+    failed or was killed, which the readers then say. Incremental when it can be (docs/operations.md)."""
     path = existing_warehouse(db, missing="run `feedback-analytics ingest ...` and `build` first").path
     refuse_what_is_no_warehouse(path)
     try:
-        done = publish(path)
+        done = publish(path, full=full)
     except (duckdb.Error, OSError) as exc:
         raise UserError(f"not published: {str(exc).splitlines()[0]}") from None
     if not done.relations:
         raise UserError(f"nothing published: {path} has no marts yet; run `feedback-analytics build --db {path}`")
-    click.echo(
-        f"published {done.relations} marts ({done.rows:,} rows) to {done.path} in {done.seconds:.1f} s "
-        "(the file the dashboard, report, export and mf read)"
-    )
+    click.echo(f"{done.summary()} (the file the dashboard, report, export and mf read)")
 
 
 @click.command("purge")

@@ -1,6 +1,6 @@
 """The dbt-duckdb plugin that publishes from inside dbt (profiles.yml: `plugins: [{module: operations.dbt_plugin}]`).
 
-It registers one function on dbt's own DuckDB connection, `feedback_publish(build_id, as_of)`, which the
+It registers one function on dbt's own DuckDB connection, `feedback_publish(build_id, as_of, full_refresh)`, which the
 project's `on-run-end` hook (macros/publish/publish_serving_file.sql) calls after a successful build, run,
 seed or snapshot of the DuckDB warehouse: it records the build beside the warehouse
 (warehouse/build_record.py), then publishes the marts that connection committed to the serving file with
@@ -37,21 +37,19 @@ def _warehouse(con: DuckDBPyConnection) -> Path:
     return Path(path)
 
 
-def publish_build(con: DuckDBPyConnection, build_id: str, as_of: str | None) -> str:
-    """Record the build beside the warehouse `con` has open, then publish it; one line saying what happened."""
+def publish_build(con: DuckDBPyConnection, build_id: str, as_of: str | None, full_refresh: bool = False) -> str:
+    """Record the build beside the warehouse `con` has open, then publish it (in full after a `--full-refresh`
+    build, otherwise incrementally when it can be); one line saying what happened."""
     db = _warehouse(con)
     try:
         record_build(db, build_id, as_of)
-        done = publish_in_connection(con, build_id)
+        done = publish_in_connection(con, build_id, full_refresh=bool(full_refresh))
     except Exception as exc:  # noqa: BLE001 - any failure is reported in one line, and the build record stays
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         return f"not published: {first}; the readers show the previous publish until `{publish_hint(db)}`"
     if not done.relations:
         return f"nothing published: the warehouse has no marts yet ({done.path} unchanged)"
-    return (
-        f"published {done.relations} marts ({done.rows:,} rows) to {done.path} in {done.seconds:.1f} s "
-        "(the file the dashboard, report, export and mf read)"
-    )
+    return f"{done.summary()} (the file the dashboard, report, export and mf read)"
 
 
 class Plugin(BasePlugin):
@@ -61,9 +59,14 @@ class Plugin(BasePlugin):
         self.config = plugin_config
 
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
-        def feedback_publish(build_id: str, as_of: str | None) -> str:
-            return publish_build(conn, build_id, as_of)
+        def feedback_publish(build_id: str, as_of: str | None, full_refresh: bool | None) -> str:
+            return publish_build(conn, build_id, as_of, bool(full_refresh))
 
         conn.create_function(
-            FUNCTION, feedback_publish, ["VARCHAR", "VARCHAR"], "VARCHAR", null_handling="special", side_effects=True
+            FUNCTION,
+            feedback_publish,
+            ["VARCHAR", "VARCHAR", "BOOLEAN"],
+            "VARCHAR",
+            null_handling="special",
+            side_effects=True,
         )

@@ -26,6 +26,16 @@ one, and a reader already open keeps the old one until it detaches. A killed
 publish leaves the old serving file intact and a temporary file that the next
 publish removes. Publishes of one serving file take turns (`<serving>.lock`,
 an flock). Nothing calls `publish` after a failed build.
+
+A publish is incremental when it can be: the new file starts as a copy of the current serving file (a copy in
+the kernel, in the same staging folder), the large row relations (BY_KEY) are brought up to date by difference
+(only rows whose key is new, gone or whose row hash changed are deleted and inserted), every other relation is
+dropped and copied whole, the kept views are recreated, the status row replaced; then checkpoint, fsync and
+rename as above. It is a full one, written from nothing (`Publication.reason` says why), when there is no
+serving file or it does not open, when it was published from another engine or by a version without the
+status fields this one needs (INCREMENTAL_FIELDS), when raw.erasure_log grew since (an erased row's bytes
+could survive in freed blocks of a copied file), when a published relation's columns or types changed, after
+a `--full-refresh` build (the hook passes dbt's flag) and with `publish --full`.
 """
 
 from __future__ import annotations
@@ -60,12 +70,50 @@ MARTS = Path(__file__).resolve().parents[1] / "models" / "marts"
 SERVING_VIEW = "serving: view"
 
 
+# The large row relations (the warehouse views published as tables, history-long) that an incremental publish
+# brings up to date by difference, each with its key (the column of its model's `primary_key` test): the rows
+# whose key is new, gone, or whose row differs from the published one are deleted and inserted, nothing else is
+# written. The difference is taken on the rows themselves, not on the logs, so a change no log names (the
+# retention flags moving with the report instant, a reaction replaced by a later load, a purge) is carried too.
+# Every other relation (the marts the build recomputes, a few thousand rows) is copied whole.
+BY_KEY: dict[str, str] = {
+    "feedback_signals": "signal_id",
+    "stored_analyzer_events": "event_id",
+    "stored_turn_reactions": "reaction_rn",
+    "turn_reactions_active": "rn",
+    "retained_session_feedback": "feedback_id",
+    "retained_workspace_feedback": "feedback_id",
+    "retained_workspace_sessions": "session_id",
+    "retained_eval_runs": "eval_run_id",
+}
+# the serving.publish_info columns an incremental publish needs from the file it starts from
+INCREMENTAL_FIELDS = ("engine", "erasures", "published_by")
+PUBLISHED_BY = "incremental-1"
+
+
 @dataclass(frozen=True)
 class Publication:
+    """What a publish did: `rows` written (copied, or inserted by difference), `removed` (deleted by
+    difference), `recomputed` relations copied whole; `mode` "full" (with `reason`) or "incremental"."""
+
     path: Path
     relations: int
     rows: int
     seconds: float
+    mode: str = "full"
+    reason: str = ""
+    removed: int = 0
+    recomputed: int = 0
+
+    def summary(self) -> str:
+        """What the output lines say: `published 48 marts (52,311 rows) to PATH in 1.2 s incrementally: 1,204
+        rows removed, 12 relations recomputed`, or `... in full: <why>`."""
+        how = (
+            f"incrementally: {self.removed:,} rows removed, {self.recomputed} relations recomputed"
+            if self.mode == "incremental"
+            else f"in full: {self.reason}"
+        )
+        return f"published {self.relations} marts ({self.rows:,} rows) to {self.path} in {self.seconds:.1f} s {how}"
 
 
 def _remove_temporaries(final: Path) -> None:
@@ -118,19 +166,58 @@ def mart_models(models: Path = MARTS) -> frozenset[str]:
     return frozenset(path.stem for path in models.rglob("*.sql"))
 
 
-def _copy(
-    con: duckdb.DuckDBPyConnection, engine: str, marts: Collection[str], source: str, build_id: str | None
-) -> tuple[int, int]:
-    """The marts relations of the warehouse, catalog `source` of `con` (see the module's note), and the status
-    row, into `con`'s current catalog; (relations, rows copied)."""
-    names = [name for name in _names(con, "marts", source) if name in marts]
-    views = _serving_views(con, source)
-    kept = {name for name in views if name in names}
-    con.execute("create schema marts")
-    rows = 0
-    for name in names:
-        if name not in kept:
-            rows += _copy_rows(con, name, source)
+def _columns(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, list[tuple[str, str]]]:
+    """Every marts relation of `catalog`: its columns and their types, in order."""
+    columns: dict[str, list[tuple[str, str]]] = {}
+    for name, column, kind in con.execute(
+        "select table_name, column_name, data_type from information_schema.columns "
+        "where table_catalog = ? and table_schema = 'marts' order by table_name, ordinal_position",
+        [catalog],
+    ).fetchall():
+        columns.setdefault(name, []).append((column, kind))
+    return columns
+
+
+def _erasures(con: duckdb.DuckDBPyConnection, source: str) -> int:
+    """How many erasures the warehouse logged (raw.erasure_log, dry runs included: a count that only grows)."""
+    if "erasure_log" not in _names(con, "raw", source):
+        return 0
+    return con.execute(f"select count(*) from {quote(source)}.raw.erasure_log").fetchall()[0][0]
+
+
+def _why_full(con: duckdb.DuckDBPyConnection, final: Path, source: str, engine: str, tables: Collection[str]) -> str:
+    """Why the serving file `final` cannot be brought up to date from catalog `source` by difference; "" when it
+    can (it was published by this version and engine, no erasure since, the same columns and types)."""
+    if not final.exists():
+        return "no serving file yet"
+    try:
+        previous = duckdb.connect(str(final), read_only=True)
+    except duckdb.Error:
+        return "the serving file does not open"
+    try:
+        try:
+            cursor = previous.execute("select * from serving.publish_info")
+            fields = [column[0] for column in cursor.description or []]
+            row = cursor.fetchone()
+        except duckdb.Error:
+            return "the serving file has no publish_info"
+        info = dict(zip(fields, row or (), strict=False))
+        if any(field not in info for field in INCREMENTAL_FIELDS) or info["published_by"] != PUBLISHED_BY:
+            return "the serving file was published by an older version"
+        if info["engine"] != engine:
+            return f"the serving file was published from {info['engine']}"
+        if info["erasures"] != _erasures(con, source):
+            return "an erasure since the last publish"
+        (catalog,) = previous.execute("select current_database()").fetchall()[0]
+        published, built = _columns(previous, catalog), _columns(con, source)
+    finally:
+        previous.close()
+    changed = sorted(name for name in tables if name in published and published[name] != built.get(name))
+    return f"the columns of {changed[0]} changed" if changed else ""
+
+
+def _create_views(con: duckdb.DuckDBPyConnection, views: dict[str, str], kept: Collection[str], source: str) -> int:
+    """The flagged views, kept views (see the module's note); rows copied for those whose SQL does not open."""
     pending = sorted(kept)
     while pending:  # views over views: create each once what it reads exists
         created = []
@@ -141,9 +228,67 @@ def _copy(
                 continue
             created.append(name)
         if not created:  # what they read is not published (not a mart, or not in `marts`): copy the rows instead
-            rows += sum(_copy_rows(con, name, source) for name in pending)
-            break
+            return sum(_copy_rows(con, name, source) for name in pending)
         pending = [name for name in pending if name not in created]
+    return 0
+
+
+def _difference(con: duckdb.DuckDBPyConnection, name: str, key: str, source: str) -> tuple[int, int]:
+    """Bring the published table `name` (current catalog) to the warehouse's rows: the rows whose key is new,
+    gone or whose row hashes differently are deleted and inserted; (rows inserted, rows deleted). Rows are
+    compared by a 64-bit hash of the whole row (DuckDB's `hash` of the row as a struct): two different rows of
+    one key hashing alike, the one way a change could be missed, has a chance near 2^-64 per changed row."""
+    built, served, column = f"{quote(source)}.marts.{quote(name)}", f"marts.{quote(name)}", quote(key)
+    con.execute(
+        f"create or replace temp table publish_changed as select coalesce(built.changed_key, served.changed_key) "
+        f"as changed_key from (select built_row.{column} as changed_key, hash(built_row) as row_hash "
+        f"from {built} as built_row) as built full join (select served_row.{column} as changed_key, "
+        f"hash(served_row) as row_hash from {served} as served_row) as served "
+        "on built.changed_key = served.changed_key where built.row_hash is distinct from served.row_hash"
+    )
+    try:
+        changed = "(select changed_key from temp.publish_changed)"
+        (removed,) = con.execute(f"delete from {served} where {column} in {changed}").fetchall()[0]
+        (added,) = con.execute(f"insert into {served} select * from {built} where {column} in {changed}").fetchall()[0]
+    finally:
+        con.execute("drop table temp.publish_changed")
+    return added, removed
+
+
+def _update(
+    con: duckdb.DuckDBPyConnection, names: list[str], kept: Collection[str], source: str
+) -> tuple[int, int, int]:
+    """Bring a copy of the last serving file (current catalog) up to date: BY_KEY relations by difference, every
+    other one copied whole; (rows written, rows removed, relations recomputed). Views are recreated after."""
+    for (view,) in con.execute(
+        "select view_name from duckdb_views() where database_name = current_database() and schema_name = 'marts'"
+    ).fetchall():
+        con.execute(f"drop view marts.{quote(view)}")
+    tables = [name for name in names if name not in kept]
+    published = set(_names(con, "marts", TARGET))
+    for name in sorted(published - set(tables)):
+        con.execute(f"drop table marts.{quote(name)}")
+    written = removed = recomputed = 0
+    for name in tables:
+        if name in BY_KEY and name in published:
+            added, gone = _difference(con, name, BY_KEY[name], source)
+            written, removed = written + added, removed + gone
+            pause_point("publish-incremental-relation")
+        else:
+            con.execute(f"drop table if exists marts.{quote(name)}")
+            written, recomputed = written + _copy_rows(con, name, source), recomputed + 1
+    return written, removed, recomputed
+
+
+def _copy(con: duckdb.DuckDBPyConnection, names: list[str], kept: Collection[str], source: str) -> int:
+    """The marts relations of the warehouse, catalog `source` of `con` (see the module's note), into `con`'s
+    current catalog, a new file; rows copied (the kept views are created after)."""
+    con.execute("create schema marts")
+    return sum(_copy_rows(con, name, source) for name in names if name not in kept)
+
+
+def _status(con: duckdb.DuckDBPyConnection, engine: str, relations: int, source: str, build_id: str | None) -> None:
+    """The one row of serving.publish_info, replacing the one copied from the last serving file."""
     raw = _names(con, "raw", source)
     last_loaded = (
         con.execute(f"select max(finished_at) from {quote(source)}.raw.load_manifest").fetchall()[0][0]
@@ -151,13 +296,14 @@ def _copy(
         else None
     )
     (path,) = con.execute("select path from duckdb_databases() where database_name = ?", [source]).fetchall()[0]
-    con.execute("create schema serving")
+    con.execute("create schema if not exists serving")
+    con.execute("drop table if exists serving.publish_info")
     con.execute(
         """
         create table serving.publish_info as
         select ?::timestamp as published_at, ?::varchar as warehouse, ?::varchar as engine,
                ?::timestamp as last_loaded_at, ?::varchar[] as raw_tables, ?::integer as relations,
-               ?::varchar as build_id
+               ?::varchar as build_id, ?::bigint as erasures, ?::varchar as published_by
         """,
         [
             dt.datetime.now(dt.UTC).replace(tzinfo=None),
@@ -165,18 +311,22 @@ def _copy(
             engine,
             last_loaded,
             sorted(t for t in raw if t in DATA_TABLES or t == "load_manifest"),
-            len(names),
+            relations,
             build_id,
+            _erasures(con, source),
+            PUBLISHED_BY,
         ],
     )
-    return len(names), rows
 
 
-def publish(db: Path, *, engine: str = "duckdb", marts: Collection[str] | None = None) -> Publication:
+def publish(
+    db: Path, *, engine: str = "duckdb", marts: Collection[str] | None = None, full: bool = False
+) -> Publication:
     """Publish the warehouse's marts and status to its serving file (see the module's note); a warehouse
     without marts publishes nothing (`relations` 0) and leaves the serving file as it was. `marts`: the
     relations to publish, by default the project's marts models (`mart_models`). The serving file names the
     build its marts come from (warehouse/build_record.py), the last one recorded beside the warehouse.
+    Incremental when it can be (see the module's note), in full with `full` (`publish --full`).
 
     Locks are taken in one order everywhere, the warehouse first (here read-only, waiting out a writer), then
     the publish lock, so this never waits on a build that publishes from inside dbt (`publish_in_connection`)."""
@@ -191,23 +341,30 @@ def publish(db: Path, *, engine: str = "duckdb", marts: Collection[str] | None =
             wait_seconds=lock_wait_seconds(),
         )
         record = last_build(db)
-        return _publish(con, SOURCE, db, engine, marts, record.build_id if record else None, started)
+        forced = "--full" if full else ""
+        return _publish(con, SOURCE, db, engine, marts, record.build_id if record else None, started, forced)
     finally:
         con.close()
 
 
 def publish_in_connection(
-    con: duckdb.DuckDBPyConnection, build_id: str, *, engine: str = "duckdb", marts: Collection[str] | None = None
+    con: duckdb.DuckDBPyConnection,
+    build_id: str,
+    *,
+    engine: str = "duckdb",
+    marts: Collection[str] | None = None,
+    full_refresh: bool = False,
 ) -> Publication:
     """`publish` from a connection that has the warehouse open as its current catalog, e.g. dbt's own (the
     plugin operations/dbt_plugin.py, at the end of a successful `dbt build`): what that process committed is
-    what is published, the same way, under the same lock."""
+    what is published, the same way, under the same lock; in full after a `--full-refresh` build."""
     started = time.perf_counter()
     cursor = con.cursor()
     try:
         (source,) = cursor.execute("select current_database()").fetchall()[0]
         (path,) = cursor.execute("select path from duckdb_databases() where database_name = ?", [source]).fetchall()[0]
-        return _publish(cursor, source, Path(path), engine, marts, build_id, started)
+        forced = "--full-refresh" if full_refresh else ""
+        return _publish(cursor, source, Path(path), engine, marts, build_id, started, forced)
     finally:
         cursor.close()
 
@@ -220,29 +377,44 @@ def _publish(
     marts: Collection[str] | None,
     build_id: str | None,
     started: float,
+    forced: str,
 ) -> Publication:
-    """Copy from catalog `source` of `con` (the warehouse `db`) into a new serving file, renamed over the old."""
+    """From catalog `source` of `con` (the warehouse `db`) into a new serving file, renamed over the old: a
+    copy of the old one brought up to date, or (`forced` says why, or `_why_full`) one written from nothing."""
     final = serving_path(db)
+    wanted = mart_models() if marts is None else marts
+    names = [name for name in _names(con, "marts", source) if name in wanted]
+    if not names:  # e.g. a warehouse without marts yet: the serving file stays as it was
+        return Publication(final, 0, 0, time.perf_counter() - started)
+    views = _serving_views(con, source)
+    kept = {name for name in views if name in names}
     with _publish_lock(final):
         _remove_temporaries(final)
+        reason = forced or _why_full(con, final, source, engine, [name for name in names if name not in kept])
         # in a new folder of unpredictable name: a symlink planted at a guessable name is never written through
         with staging_folder(final, f"{final.name}{TEMPORARY_MARK}") as temporary:
+            if not reason:  # a copy in the kernel (copy_file_range / sendfile), under the lock nothing writes it
+                shutil.copyfile(final, temporary)
             (current,) = con.execute("select current_database()").fetchall()[0]
             con.execute(f"attach {sql_literal(str(temporary))} as {TARGET}")
             try:
                 con.execute(f"use {TARGET}")
-                relations, rows = _copy(con, engine, mart_models() if marts is None else marts, source, build_id)
+                if reason:
+                    rows, removed, recomputed = _copy(con, names, kept, source), 0, 0
+                else:
+                    rows, removed, recomputed = _update(con, names, kept, source)
+                rows += _create_views(con, views, kept, source)
+                _status(con, engine, len(names), source, build_id)
                 con.execute(f"checkpoint {TARGET}")
             finally:
                 con.execute(f"use {quote(current)}")
                 con.execute(f"detach {TARGET}")
-            if not relations:  # e.g. a warehouse without marts yet: the serving file stays as it was
-                return Publication(final, 0, 0, time.perf_counter() - started)
             fsync(temporary)
             pause_point("publish-before-rename")
             install(temporary, final)
             fsync(final.parent)
-    return Publication(final, relations, rows, time.perf_counter() - started)
+    mode = "full" if reason else "incremental"
+    return Publication(final, len(names), rows, time.perf_counter() - started, mode, reason, removed, recomputed)
 
 
 def published_build_id(db: Path) -> str | None:

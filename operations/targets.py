@@ -26,6 +26,8 @@ from warehouse.errors import UserError
 HOOK_LINE = re.compile(r"^(?:\S+\s+)?((?:published|nothing published:|not published:) .*?)\s*$")
 PUBLISHED = re.compile(
     r"^published (?P<relations>\d+) marts \((?P<rows>[\d,]+) rows\) to (?P<path>.+) in (?P<seconds>[\d.]+) s "
+    r"(?:incrementally: (?P<removed>[\d,]+) rows removed, (?P<recomputed>\d+) relations recomputed"
+    r"|in full: (?P<reason>.*?))?(?: \(the file .*)?$"
 )
 NOTHING_PUBLISHED = re.compile(r"^nothing published: .*\((?P<path>.+) unchanged\)$")
 
@@ -34,10 +36,7 @@ def published_line(done: Publication) -> str:
     """What a publish says (the same words as the hook's, operations/dbt_plugin.py)."""
     if not done.relations:
         return f"nothing published: the warehouse has no marts yet ({done.path} unchanged)"
-    return (
-        f"published {done.relations} marts ({done.rows:,} rows) to {done.path} in {done.seconds:.1f} s "
-        "(the file the dashboard, report, export and mf read)"
-    )
+    return f"{done.summary()} (the file the dashboard, report, export and mf read)"
 
 
 def hook_publication(output: str) -> tuple[Publication | None, str]:
@@ -49,7 +48,12 @@ def hook_publication(output: str) -> tuple[Publication | None, str]:
     line = hooked[-1]
     if match := PUBLISHED.match(line):
         rows = int(match["rows"].replace(",", ""))
-        return Publication(Path(match["path"]), int(match["relations"]), rows, float(match["seconds"])), line
+        mode = "incremental" if match["removed"] is not None else "full"
+        removed, recomputed = int((match["removed"] or "0").replace(",", "")), int(match["recomputed"] or 0)
+        done = Publication(
+            Path(match["path"]), int(match["relations"]), rows, float(match["seconds"]), mode, match["reason"] or ""
+        )
+        return dataclasses.replace(done, removed=removed, recomputed=recomputed), line
     if match := NOTHING_PUBLISHED.match(line):
         return Publication(Path(match["path"]), 0, 0, 0.0), line
     return None, line

@@ -12,6 +12,8 @@ Points: `file-read-starts` (a JSON-lines file's size taken, nothing read),
 `purge-archive-renamed` (the archive file in place, its rows not deleted),
 `purge-rows-deleted` (a policy's rows deleted, not committed),
 `purge-committed:<policy>` (that policy committed, the next not begun),
+`publish-incremental-relation` (an incremental publish's copy of the serving file
+brought up to date in one relation by difference, the others not yet),
 `publish-before-rename` (the new serving file written and flushed, not renamed).
 """
 

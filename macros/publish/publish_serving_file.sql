@@ -13,6 +13,8 @@
     - no result failed or errored (a failed build publishes nothing);
     - at least one model, seed or snapshot was built (a `dbt build --select
       test_type:unit` builds none), and not with `--empty`.
+    After a `--full-refresh` build the publish is a full one (the flag is
+    passed on); otherwise it is incremental when it can be.
     The plugin records the build beside the warehouse first: when the publish
     itself fails, the run fails and every reader says that a newer build
     exists and how to publish it (warehouse/build_record.py).
@@ -46,7 +48,8 @@
         {{ return('') }}
     {%- endif -%}
     {%- set line = run_query(
-        "select feedback_publish('" ~ invocation_id ~ "', '" ~ as_of_text() ~ "')"
+        "select feedback_publish('" ~ invocation_id ~ "', '" ~ as_of_text() ~ "', "
+        ~ ('true' if flags.FULL_REFRESH else 'false') ~ ")"
     ).rows[0][0] -%}
     {%- if line.startswith('not published') -%}
         {{ exceptions.raise_compiler_error(line) }}

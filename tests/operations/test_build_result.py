@@ -39,6 +39,32 @@ def test_what_the_hook_says_is_what_was_published(tmp_path: Path) -> None:
         assert served.execute("select relations from serving.publish_info").fetchall() == [(1,)]
 
 
+def test_the_hook_line_says_whether_the_publish_was_incremental_or_full(tmp_path: Path) -> None:
+    """The first publish is a full one (no serving file yet), the next one incremental: the hook's line says
+    which, why, and the rows removed and relations recomputed, and reads back as the same Publication."""
+    db = tmp_path / "w.duckdb"
+    con = connect(db)
+    try:
+        con.execute("create schema marts")
+        con.execute("create table marts.build_info as select * from range(3) as t(n)")
+        first = publish_build(con, "build-1", None)
+        con.execute("delete from marts.build_info where n = 0")
+        second = publish_build(con, "build-2", None)
+    finally:
+        con.close()
+    full, _ = hook_publication(first)
+    incremental, _ = hook_publication(second)
+    assert full is not None and (full.mode, full.reason, full.rows) == ("full", "no serving file yet", 3)
+    assert incremental is not None
+    assert (incremental.mode, incremental.reason, incremental.removed, incremental.recomputed) == (
+        "incremental",
+        "",
+        0,
+        1,
+    )
+    assert "s incrementally: 0 rows removed, 1 relations recomputed (the file" in second
+
+
 def test_nothing_published_is_a_publication_of_no_relations(tmp_path: Path) -> None:
     db = tmp_path / "empty.duckdb"
     con = connect(db)

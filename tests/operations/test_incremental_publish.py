@@ -1,0 +1,246 @@
+"""The incremental publish (operations/serving.py): after a new day, a purge and a change no log names, the serving
+file brought up to date by difference is the one a full publish writes, relation by relation, row for row; and a
+full publish whenever an incremental one cannot be trusted.
+
+On a copy of the dashboard tests' demo warehouse (built once per session by the real command line); one more
+day of demo data ingested and built once for the module.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from operations.serving import BY_KEY, TEMPORARY_MARK, publish
+from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail
+from warehouse.location import serving_path
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
+    return demo_or_fail(tmp_path_factory.getbasetemp())
+
+
+def cli(demo: DemoWarehouse, db: Path, work: Path, *args: str) -> str:
+    env = {**demo.env(db), "DBT_TARGET_PATH": str(work / "target"), "DBT_LOG_PATH": str(work / "logs")}
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+@dataclass(frozen=True)
+class Nightly:
+    db: Path
+    before: Path  # the serving file before the new day
+    build_output: str
+    purge_output: str
+    corrected: str  # the workspace session corrected in place upstream
+
+
+@pytest.fixture(scope="module")
+def nightly(demo: DemoWarehouse, tmp_path_factory: pytest.TempPathFactory) -> Nightly:
+    """One more day ingested, a row changed under a view no log names, built (the hook publishes), purged, and
+    published again."""
+    work = tmp_path_factory.mktemp("incremental")
+    db = copy_warehouse(demo.db, work / "w.duckdb")
+    publish(db)  # a serving file of this version to start from
+    before = work / "before.duckdb"
+    shutil.copyfile(serving_path(db), before)
+    day = work / "day"
+    cli(demo, db, work, "demo-data", str(day), "--days", "1", "--seed", "1021", "--as-of", "2026-11-02", "-q")
+    cli(demo, db, work, "ingest", "--config", str(day / "sources.toml"), "--db", str(db), "-q")
+    with duckdb.connect(str(before), read_only=True) as con:
+        (corrected,) = con.execute("select min(session_id) from marts.retained_workspace_sessions").fetchone()
+    with duckdb.connect(str(db)) as con:  # an upstream correction in place: no load, purge or erasure names it
+        con.execute("update raw.workspace_sessions set status = 'corrected in place' where id = ?", [corrected])
+    built = cli(demo, db, work, "build", "--db", str(db), "--as-of", "2026-11-02")
+    purged = cli(demo, db, work, "purge", "--db", str(db), "--as-of", "2026-11-02", "--yes")
+    return Nightly(db, before, built, purged, corrected)
+
+
+def relation_kinds(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
+    rows = con.execute(
+        "select table_name, table_type from information_schema.tables where table_catalog = ? "
+        "and table_schema = 'marts'",
+        [catalog],
+    ).fetchall()
+    return dict(rows)
+
+
+def assert_same_serving_files(one: Path, other: Path) -> None:
+    """The same relations (kind, columns, types, rows as multisets, the views' SQL) in both files."""
+    with duckdb.connect() as con:
+        con.execute(f"attach '{one}' as a (read_only)")
+        con.execute(f"attach '{other}' as b (read_only)")
+        kinds = relation_kinds(con, "a")
+        assert kinds == relation_kinds(con, "b") and len(kinds) > 40
+        views = "select view_name, sql from duckdb_views() where database_name = ? and schema_name = 'marts' order by 1"
+        assert con.execute(views, ["a"]).fetchall() == con.execute(views, ["b"]).fetchall()
+        columns = "select column_name, data_type from information_schema.columns where table_catalog = ? and "
+        columns += "table_schema = 'marts' and table_name = ? order by ordinal_position"
+        for name in kinds:
+            assert con.execute(columns, ["a", name]).fetchall() == con.execute(columns, ["b", name]).fetchall(), name
+            for left, right in (("a", "b"), ("b", "a")):
+                (missing,) = con.execute(
+                    f'select count(*) from (from {left}.marts."{name}" except all from {right}.marts."{name}")'
+                ).fetchall()[0]
+                assert missing == 0, f"{name}: {missing} row(s) of {left} not in {right}"
+
+
+def changed_rows(before: Path, after: Path, name: str) -> tuple[int, int]:
+    """(rows of `after` not in `before`, rows of `before` not in `after`) of one relation."""
+    with duckdb.connect() as con:
+        con.execute(f"attach '{before}' as a (read_only)")
+        con.execute(f"attach '{after}' as b (read_only)")
+        counts = [
+            con.execute(f"select count(*) from (from {x}.marts.{name} except all from {y}.marts.{name})").fetchone()[0]
+            for x, y in (("b", "a"), ("a", "b"))
+        ]
+    return counts[0], counts[1]
+
+
+def test_the_build_after_a_new_day_publishes_incrementally(nightly: Nightly) -> None:
+    """The hook's line says it: incremental, rows written and removed."""
+    assert "incrementally: " in nightly.build_output and "relations recomputed" in nightly.build_output, (
+        nightly.build_output[-2000:]
+    )
+
+
+def test_an_incremental_publish_equals_a_full_one_row_for_row(nightly: Nightly, tmp_path: Path) -> None:
+    """After the new day, the change no log names and the purge: an incremental publish, compared with a full
+    publish of the same warehouse into another file; every relation brought up to date by difference changed
+    (new rows, and rows gone or rewritten) between the two publishes, so each one's difference was applied."""
+    done = publish(nightly.db)
+    assert done.mode == "incremental" and done.reason == "" and done.recomputed > 0, done
+    reference = copy_warehouse(nightly.db, tmp_path / "reference.duckdb")
+    serving_path(reference).unlink()
+    full = publish(reference, full=True)
+    assert (full.mode, full.reason) == ("full", "--full")
+    assert_same_serving_files(serving_path(nightly.db), serving_path(reference))
+    for name in BY_KEY:  # the new day's rows
+        added, gone = changed_rows(nightly.before, serving_path(nightly.db), name)
+        assert added > 0, name
+        if name in ("feedback_signals", "stored_analyzer_events", "retained_session_feedback"):
+            assert gone > 0, name  # rows purged, or whose retention flags moved with the report instant
+    with duckdb.connect(str(serving_path(nightly.db)), read_only=True) as con:  # the change no log names
+        status = "select status from marts.retained_workspace_sessions where session_id = ?"
+        assert con.execute(status, [nightly.corrected]).fetchall() == [("corrected in place",)]
+
+
+def test_every_relation_by_difference_is_a_mart_with_that_primary_key() -> None:
+    """BY_KEY names marts models, each with the column its `primary_key` test is on."""
+    import yaml
+
+    keys: dict[str, str] = {}
+    for path in (ROOT / "models" / "marts").rglob("_*.yml"):
+        for model in yaml.safe_load(path.read_text()).get("models", []):
+            for test in model.get("data_tests") or []:
+                if isinstance(test, dict) and "primary_key" in test:
+                    arguments = test["primary_key"]["arguments"]
+                    columns = arguments.get("columns") or [arguments.get("column_name")]
+                    keys[model["name"]] = columns[0] if len(columns) == 1 else str(columns)
+            for column in model.get("columns", []):
+                if "primary_key" in (column.get("data_tests") or column.get("tests") or []):
+                    keys[model["name"]] = column["name"]
+    assert {name: keys[name] for name in BY_KEY} == BY_KEY
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("missing", "no serving file yet"),
+        ("engine", "the serving file was published from spark"),
+        ("older", "the serving file was published by an older version"),
+        ("erasure", "an erasure since the last publish"),
+        ("columns", "the columns of build_info changed"),
+    ],
+)
+def test_a_full_publish_when_an_incremental_one_cannot_be_trusted(
+    demo: DemoWarehouse, tmp_path: Path, change: str, reason: str
+) -> None:
+    """No serving file; one from another engine or an older version; an erasure since the last publish (its
+    freed blocks would keep the erased bytes); a relation whose columns changed: the publish is a full one,
+    and says why."""
+    db = copy_warehouse(demo.db, tmp_path / "w.duckdb")
+    publish(db)
+    served = serving_path(db)
+    if change == "missing":
+        served.unlink()
+    elif change in ("engine", "older"):
+        with duckdb.connect(str(served)) as con:
+            if change == "engine":
+                con.execute("update serving.publish_info set engine = 'spark'")
+            else:
+                con.execute("alter table serving.publish_info drop column published_by")
+    else:
+        with duckdb.connect(str(db)) as con:
+            if change == "erasure":
+                con.execute("insert into raw.erasure_log values ('e1', 'ab', now()::timestamp, 1, 0, '{}', false)")
+            else:
+                con.execute("alter table marts.build_info add column extra integer")
+    done = publish(db)
+    assert (done.mode, done.reason) == ("full", reason)
+
+
+def test_publish_full_and_a_full_refresh_build_publish_in_full(demo: DemoWarehouse, tmp_path: Path) -> None:
+    """`publish --full` writes from nothing, `publish` alone does not; a `--full-refresh` build's hook publishes
+    in full; each says so."""
+    db = copy_warehouse(demo.db, tmp_path / "w.duckdb")
+    publish(db)
+    assert "s incrementally: " in cli(demo, db, tmp_path, "publish", "--db", str(db))
+    assert "s in full: --full (the file" in cli(demo, db, tmp_path, "publish", "--db", str(db), "--full")
+    out = cli(demo, db, tmp_path, "build", "--db", str(db), "--as-of", "2026-11-01", "--", "--select", "build_info")
+    assert "incrementally: " in out, out[-2000:]
+    out = cli(
+        demo,
+        db,
+        tmp_path,
+        "build",
+        "--db",
+        str(db),
+        "--as-of",
+        "2026-11-01",
+        "--",
+        "--full-refresh",
+        "--select",
+        "build_info",
+    )
+    assert "in full: --full-refresh" in out, out[-2000:]
+
+
+def test_a_publish_killed_midway_through_its_difference_leaves_the_old_serving_file(
+    demo: DemoWarehouse, tmp_path: Path
+) -> None:
+    """Killed while it brings its copy up to date (after the first relation by difference): the serving file
+    is the old one, byte for byte, and the next publish removes the dead one's staging folder."""
+    db = copy_warehouse(demo.db, tmp_path / "killed.duckdb")
+    publish(db)
+    served = serving_path(db)
+    old_bytes = served.read_bytes()
+    code = f"from pathlib import Path; from operations.serving import publish; publish(Path({str(db)!r}))"
+    publisher = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "FEEDBACK_PAUSE_AT": "publish-incremental-relation"},
+    )
+    try:
+        _, status = os.waitpid(publisher.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status), "the publish ended before its pause point"
+        assert len(list(tmp_path.glob(f"{served.name}{TEMPORARY_MARK}*"))) == 1
+    finally:
+        os.kill(publisher.pid, signal.SIGKILL)
+        publisher.wait()
+    assert served.read_bytes() == old_bytes, "the killed publish touched the serving file"
+    assert publish(db).mode == "incremental" and not list(tmp_path.glob(f"{served.name}{TEMPORARY_MARK}*"))
