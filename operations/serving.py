@@ -86,6 +86,15 @@ BY_KEY: dict[str, str] = {
     "retained_workspace_sessions": "session_id",
     "retained_eval_runs": "eval_run_id",
 }
+# The relations the dashboard's conversation drill-down looks one conversation up in (dashboards/queries/
+# conversations.py), stored in conversation order so DuckDB's zone maps skip every row group that cannot hold it
+# (a full scan of the 2.5M stored reactions at scale 100 took 30 ms a query, 2 ms sorted). A copy sorts; an
+# incremental publish appends its few changed rows after the sorted ones (a night's rows are a row group or two
+# that every lookup reads), and the next full publish sorts them in.
+SORTED_BY: dict[str, tuple[str, ...]] = {
+    "stored_turn_reactions": ("tenant", "project", "conversation_id"),
+    "turn_reactions_active": ("source_tenant_id", "project", "conversation_id"),
+}
 # the serving.publish_info columns an incremental publish needs from the file it starts from
 INCREMENTAL_FIELDS = ("engine", "erasures", "published_by")
 PUBLISHED_BY = "incremental-1"
@@ -155,9 +164,17 @@ def _serving_views(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str
     return dict(rows)
 
 
+def _in_order(name: str) -> str:
+    """The ORDER BY a relation is stored in (SORTED_BY), or ""."""
+    return f" order by {', '.join(quote(column) for column in SORTED_BY[name])}" if name in SORTED_BY else ""
+
+
 def _copy_rows(con: duckdb.DuckDBPyConnection, name: str, source: str) -> int:
-    """A relation of the warehouse's marts as a table of its rows; how many."""
-    con.execute(f"create table marts.{quote(name)} as select * from {quote(source)}.marts.{quote(name)}")
+    """A relation of the warehouse's marts as a table of its rows (in SORTED_BY's order where it names one); how
+    many."""
+    con.execute(
+        f"create table marts.{quote(name)} as select * from {quote(source)}.marts.{quote(name)}{_in_order(name)}"
+    )
     return con.execute(f"select count(*) from marts.{quote(name)}").fetchall()[0][0]
 
 
@@ -249,7 +266,9 @@ def _difference(con: duckdb.DuckDBPyConnection, name: str, key: str, source: str
     try:
         changed = "(select changed_key from temp.publish_changed)"
         (removed,) = con.execute(f"delete from {served} where {column} in {changed}").fetchall()[0]
-        (added,) = con.execute(f"insert into {served} select * from {built} where {column} in {changed}").fetchall()[0]
+        (added,) = con.execute(
+            f"insert into {served} select * from {built} where {column} in {changed}{_in_order(name)}"
+        ).fetchall()[0]
     finally:
         con.execute("drop table temp.publish_changed")
     return added, removed

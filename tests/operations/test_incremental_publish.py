@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from operations.serving import BY_KEY, TEMPORARY_MARK, publish
+from operations.serving import BY_KEY, SORTED_BY, TEMPORARY_MARK, publish
 from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail
 from warehouse.location import serving_path
 
@@ -137,6 +137,35 @@ def test_an_incremental_publish_equals_a_full_one_row_for_row(nightly: Nightly, 
     with duckdb.connect(str(serving_path(nightly.db)), read_only=True) as con:  # the change no log names
         status = "select status from marts.retained_workspace_sessions where session_id = ?"
         assert con.execute(status, [nightly.corrected]).fetchall() == [("corrected in place",)]
+
+
+def out_of_order(serving: Path) -> dict[str, tuple[int, int]]:
+    """Per SORTED_BY relation: (rows stored before a row that sorts before them, rows)."""
+    found = {}
+    with duckdb.connect(str(serving), read_only=True) as con:
+        for name, columns in SORTED_BY.items():
+            key = "(" + ", ".join(columns) + ")"
+            found[name] = con.execute(
+                f"select count(*) filter (where previous > this), count(*) from (select {key} as this, "
+                f"lag({key}) over (order by rowid) as previous from marts.{name})"
+            ).fetchone()
+    return found
+
+
+def test_the_drill_down_relations_are_stored_in_conversation_order(nightly: Nightly, tmp_path: Path) -> None:
+    """A full publish stores the relations the conversation drill-down looks up in conversation order (so DuckDB
+    skips the row groups that cannot hold the conversation); an incremental one appends its changed rows after
+    them, so only its appended rows can be out of order."""
+    reference = copy_warehouse(nightly.db, tmp_path / "sorted.duckdb")
+    serving_path(reference).unlink()
+    publish(reference, full=True)
+    full = out_of_order(serving_path(reference))
+    assert all(rows > 1000 and wrong == 0 for wrong, rows in full.values()), full
+    incremental = publish(nightly.db)
+    assert incremental.mode == "incremental"
+    for name, (wrong, rows) in out_of_order(serving_path(nightly.db)).items():
+        added, _gone = changed_rows(nightly.before, serving_path(nightly.db), name)
+        assert wrong <= added < rows, (name, wrong, added, rows)
 
 
 def test_every_relation_by_difference_is_a_mart_with_that_primary_key() -> None:
