@@ -124,16 +124,16 @@ def test_dbt_connections_use_the_limit_and_the_spill_folder(built: Path, tmp_pat
     assert f"{shown(TINY)}|{copy}.tmp" in done.stdout
 
 
-def test_the_dashboard_reader_uses_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_dashboard_reader_uses_the_limit(monkeypatch: pytest.MonkeyPatch, built: Path) -> None:
+    """The dashboard's one DuckDB instance (made anew here) reads with the limit, through its public query."""
     monkeypatch.setenv("FEEDBACK_MEMORY_LIMIT", TINY)
     from dashboards import data
 
     monkeypatch.setattr(data, "_instance", None)
-    cursor = data._cursor()
-    try:
-        assert cursor.execute("select current_setting('memory_limit')").fetchone() == (shown(TINY),)
-    finally:
-        cursor.close()
+    with data.use_warehouse(Warehouse.at(built)):
+        data.clear_caches()
+        shown_limit = data.query("select current_setting('memory_limit') as memory_limit")
+    assert shown_limit["memory_limit"].tolist() == [shown(TINY)]
 
 
 def test_the_build_defaults_to_its_own_limit_in_the_command_and_in_a_plain_dbt_build(
