@@ -171,7 +171,8 @@ def test_batch_forget_is_one_pass_audited_per_id(erased: dict[str, Any]) -> None
         assert user not in out and user not in erased["result"].stderr
 
 
-def run_forget_file(tmp_path: Path, content: bytes | None) -> subprocess.CompletedProcess[str]:
+def one_session_warehouse(tmp_path: Path) -> Path:
+    """A warehouse holding one session feedback row, of user u-1."""
     db = tmp_path / "warehouse.duckdb"
     ingest_ok(
         "--config",
@@ -180,6 +181,11 @@ def run_forget_file(tmp_path: Path, content: bytes | None) -> subprocess.Complet
         db,
         "-q",
     )
+    return db
+
+
+def run_forget_file(tmp_path: Path, content: bytes | None) -> subprocess.CompletedProcess[str]:
+    db = one_session_warehouse(tmp_path)
     ids_file = tmp_path / "ids.txt"
     if content is not None:
         ids_file.write_bytes(content)
@@ -212,14 +218,7 @@ def test_a_bad_ids_file_is_one_line_and_erases_nothing(tmp_path: Path, content: 
 
 @pytest.mark.parametrize("args", [[], ["--user-id", "u-1", "--user-ids-file", "ids.txt"]], ids=["none", "both"])
 def test_user_id_and_user_ids_file_are_exclusive(tmp_path: Path, args: list[str]) -> None:
-    db = tmp_path / "warehouse.duckdb"
-    ingest_ok(
-        "--config",
-        write_sources(tmp_path / "src", sessions=[session_on("s", at(RECENT), user="u-1")]),
-        "--db",
-        db,
-        "-q",
-    )
+    db = one_session_warehouse(tmp_path)
     result = run_ops("forget", *args, "--db", db, env=ops_env(tmp_path))
     assert result.returncode == 2 and "one of --user-id ID and --user-ids-file FILE" in result.stderr, result.stderr
     assert query(db, "select count(*) from raw.session_feedback")[0][0] == 1

@@ -20,7 +20,7 @@ import duckdb
 import pytest
 
 from operations.serving import BY_KEY, SORTED_BY, TEMPORARY_MARK, publish
-from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail
+from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail, marts_relations
 from warehouse.location import serving_path
 
 pytestmark = pytest.mark.slow
@@ -70,22 +70,13 @@ def nightly(demo: DemoWarehouse, tmp_path_factory: pytest.TempPathFactory) -> Ni
     return Nightly(db, before, built, purged, corrected)
 
 
-def relation_kinds(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
-    rows = con.execute(
-        "select table_name, table_type from information_schema.tables where table_catalog = ? "
-        "and table_schema = 'marts'",
-        [catalog],
-    ).fetchall()
-    return dict(rows)
-
-
 def assert_same_serving_files(one: Path, other: Path) -> None:
     """The same relations (kind, columns, types, rows as multisets, the views' SQL) in both files."""
     with duckdb.connect() as con:
         con.execute(f"attach '{one}' as a (read_only)")
         con.execute(f"attach '{other}' as b (read_only)")
-        kinds = relation_kinds(con, "a")
-        assert kinds == relation_kinds(con, "b") and len(kinds) > 40
+        kinds = marts_relations(con, "a")
+        assert kinds == marts_relations(con, "b") and len(kinds) > 40
         views = "select view_name, sql from duckdb_views() where database_name = ? and schema_name = 'marts' order by 1"
         assert con.execute(views, ["a"]).fetchall() == con.execute(views, ["b"]).fetchall()
         columns = "select column_name, data_type from information_schema.columns where table_catalog = ? and "

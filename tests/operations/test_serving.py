@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from operations.serving import SERVING_VIEW, TEMPORARY_MARK, publish
-from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail
+from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail, marts_relations
 from warehouse.location import serving_path
 
 pytestmark = pytest.mark.slow
@@ -29,15 +29,6 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoWarehouse:
     return demo_or_fail(tmp_path_factory.getbasetemp())
 
 
-def relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
-    rows = con.execute(
-        "select table_name, table_type from information_schema.tables "
-        "where table_catalog = ? and table_schema = 'marts'",
-        [catalog],
-    ).fetchall()
-    return dict(rows)
-
-
 def test_the_build_published_every_mart_and_view_row_for_row(demo: DemoWarehouse) -> None:
     """Every relation of the marts schema (marts, stored and retained views) is in the serving file with the same
     columns, types and rows; the retained views that read only a stored view stay views over its published copy,
@@ -45,7 +36,7 @@ def test_the_build_published_every_mart_and_view_row_for_row(demo: DemoWarehouse
     with duckdb.connect() as con:
         con.execute(f"attach '{demo.db}' as w (read_only)")
         con.execute(f"attach '{serving_path(demo.db)}' as s (read_only)")
-        built, served = relations(con, "w"), relations(con, "s")
+        built, served = marts_relations(con, "w"), marts_relations(con, "s")
         assert sorted(served) == sorted(built) and len(served) > 40
         assert {name for name, kind in served.items() if kind == "VIEW"} == {
             "retained_analyzer_events",
@@ -220,7 +211,7 @@ def test_flagged_views_are_kept_over_published_marts_only_and_leftovers_stay_out
     assert (done.relations, done.rows) == (5, 10 + 3 + 5)
     with duckdb.connect(str(serving_path(db)), read_only=True) as con:
         (catalog,) = con.execute("select current_database()").fetchall()[0]
-        assert relations(con, catalog) == {
+        assert marts_relations(con, catalog) == {
             "base": "BASE TABLE",
             "evens": "VIEW",
             "small_evens": "VIEW",

@@ -188,6 +188,16 @@ def demo_or_fail(base: Path) -> DemoWarehouse:
         pytest.fail(f"could not build the demo warehouse: {exc}")
 
 
+def marts_relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
+    """The relations of catalog `catalog`'s marts schema: name -> table_type (BASE TABLE or VIEW)."""
+    rows = con.execute(
+        "select table_name, table_type from information_schema.tables "
+        "where table_catalog = ? and table_schema = 'marts'",
+        [catalog],
+    ).fetchall()
+    return dict(rows)
+
+
 def copy_warehouse(source: Path, target: Path) -> Path:
     """A copy of the warehouse file and its serving file (what a build published)."""
     shutil.copyfile(source, target)
