@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from operations.erasure import ARCHIVED_TABLE, FREE_TEXT_COLUMNS, ID_CHARACTERS_PY, NUMBER_PATTERN, USER_COLUMNS
-from warehouse.connection import connect, limit_memory
+from warehouse.connection import connect, limit_memory, opened_unreplaced
 from warehouse.location import Warehouse
 from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote
@@ -193,7 +193,8 @@ def verify(warehouse: Warehouse, user_ids: list[str], archives: Iterable[Path]) 
     json_columns = [(t, c) for s, t, c, d in columns if s == "raw" and d == "JSON" and t in DATA_TABLES]
     serving = warehouse.serving
     if serving.exists():
-        with duckdb.connect(str(serving), read_only=True) as published:
+        opened = opened_unreplaced(serving, lambda: duckdb.connect(str(serving), read_only=True), lambda c: c.close())
+        with opened as published:
             limit_memory(published, warehouse.path)
             _scan_tables(published, finder, counts, prefix="serving.")
     for path in archives:

@@ -52,8 +52,9 @@ from pathlib import Path
 import duckdb
 
 from warehouse.build_record import last_build, unpublished_build, unpublished_message
-from warehouse.connection import limit_memory, lock_wait_seconds, wait_out_lock
+from warehouse.connection import limit_memory, lock_wait_seconds, opened_unreplaced, wait_out_lock
 from warehouse.durable import fsync
+from warehouse.errors import UserError
 from warehouse.location import serving_path
 from warehouse.pause_points import pause_point
 from warehouse.private_files import install, open_private, staging_folder
@@ -443,8 +444,8 @@ def published_build_id(db: Path) -> str | None:
     if not final.exists():
         return None
     try:
-        con = duckdb.connect(str(final), read_only=True)
-    except duckdb.Error:
+        con = opened_unreplaced(final, lambda: duckdb.connect(str(final), read_only=True), lambda con: con.close())
+    except (duckdb.Error, UserError):
         return None
     try:
         rows = con.execute("select build_id from serving.publish_info").fetchall()

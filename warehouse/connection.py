@@ -105,6 +105,45 @@ def wait_out_lock(open_: Callable[[], T], path: Path, *, wait_seconds: float, an
             delay = min(delay * 2, 1.0)
 
 
+REPLACED_RETRIES = 5  # a publish takes seconds: a rename during each of this many opens in a row is not a race
+
+
+def opened_unreplaced(path: Path, open_: Callable[[], T], close: Callable[[T], None]) -> T:
+    """`open_()` (a read-only DuckDB connect or attach of `path`), done again when a rename replaced the file
+    while it ran. DuckDB opens a database file twice, each time by name: once for its header, once for the
+    blocks the header points to. A publish renaming a new serving file in between would pair one file's header
+    with the other's blocks ("Could not read enough bytes", or blocks that are not the header's). The file held
+    open here keeps its inode number from being reused, so the name showing that same inode after `open_()`
+    proves both of DuckDB's opens read this one file. `close(opened)` undoes an open that did not."""
+    for _ in range(REPLACED_RETRIES):
+        try:
+            held = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return open_()  # DuckDB says what is missing, in the caller's words
+        try:
+            before = os.fstat(held)
+            try:
+                opened = open_()
+            except (duckdb.Error, UserError):
+                if _same_file(path, before):
+                    raise
+                continue  # the error came from a replaced file: open the new one
+            if _same_file(path, before):
+                return opened
+            close(opened)
+        finally:
+            os.close(held)
+    raise UserError(f"cannot open {path}: it was replaced while it opened, {REPLACED_RETRIES} times in a row")
+
+
+def _same_file(path: Path, before: os.stat_result) -> bool:
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino) == (before.st_dev, before.st_ino)
+
+
 def _refuse_missing(path: Path, first: str) -> None:
     """One line for a warehouse file that is not there: `first` says what makes one."""
     if not path.exists():
@@ -188,16 +227,7 @@ def connect_serving(warehouse: Warehouse, *, attached: bool = False) -> duckdb.D
             "run `feedback-analytics build` first"
         )
     try:
-        if attached:
-            con = duckdb.connect(":memory:")
-            try:
-                con.execute(f"attach {sql_literal(str(serving))} as serving_file (read_only)")
-                con.execute("use serving_file")
-            except duckdb.Error:
-                con.close()
-                raise
-        else:
-            con = duckdb.connect(str(serving), read_only=True)
+        con = opened_unreplaced(serving, lambda: _open_serving(serving, attached), lambda con: con.close())
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0]
         raise UserError(f"cannot read the serving file {serving}: {first}") from None
@@ -205,13 +235,31 @@ def connect_serving(warehouse: Warehouse, *, attached: bool = False) -> duckdb.D
     return con
 
 
+def _open_serving(serving: Path, attached: bool) -> duckdb.DuckDBPyConnection:
+    if not attached:
+        return duckdb.connect(str(serving), read_only=True)
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(f"attach {sql_literal(str(serving))} as serving_file (read_only)")
+        con.execute("use serving_file")
+    except duckdb.Error:
+        con.close()
+        raise
+    return con
+
+
 def attach_read_only(con: duckdb.DuckDBPyConnection, path: Path, alias: str, *, wait_seconds: float) -> None:
-    """Attach the warehouse file read-only to `con` as `alias` (no announcement: the caller reports a wait)."""
-    wait_out_lock(
-        lambda: con.execute(f"attach {sql_literal(str(path))} as {quote(alias)} (read_only)"),
+    """Attach the warehouse file read-only to `con` as `alias` (no announcement: the caller reports a wait),
+    again if a publish renamed a new file in while it opened (`opened_unreplaced`)."""
+    opened_unreplaced(
         path,
-        wait_seconds=wait_seconds,
-        announce=False,
+        lambda: wait_out_lock(
+            lambda: con.execute(f"attach {sql_literal(str(path))} as {quote(alias)} (read_only)"),
+            path,
+            wait_seconds=wait_seconds,
+            announce=False,
+        ),
+        lambda _: con.execute(f"detach {quote(alias)}"),
     )
 
 
