@@ -57,13 +57,15 @@ NEW_DAY = AS_OF + dt.timedelta(days=1)
 PHASES = ("data+ingest", "build", "nightly", "queries", "forget", "report", "disk")
 PUBLISHED = re.compile(r"published .*? in (?P<seconds>[\d.]+) s")
 PAGE_ROW = re.compile(r"^\| (?P<page>[^|]+?) \| (?P<calls>\d+) \| (?P<p50>\d+) \| (?P<p95>\d+) \| (?P<max>\d+) \|$")
-# disk per unit of demo scale, from a scale-10 build (249 MB warehouse, 166 MB serving file, 566 MB of files;
-# reactions beyond 20,000 blob files go to one JSON-lines export, so no source grows in files, and none is
-# above half the bytes); at the peak the disk holds one source's files and the warehouse, or the warehouse, its
-# serving file and the one being published, or the warehouse and forget's rewritten copy of it
+# disk per unit of demo scale, measured at scales 100 and 300 (2026-11-25, docs/benchmarks.md: 17.5 MB of
+# warehouse, 12.2 MB of serving file, 51 MB of files in all per unit of scale; reactions beyond 20,000 blob
+# files go to one JSON-lines export, so no source grows in files, and none is above 30 MB per unit); at the
+# peak the disk holds one source's files and the warehouse, or the warehouse, its serving file and the one
+# being published (a copy of the last one, patched: up to 1.5x a full publish's size at demo scale), or the
+# warehouse and forget's rewritten copy of it
 LARGEST_SOURCE_MB_PER_SCALE = 30.0
-WAREHOUSE_MB_PER_SCALE = 25.0
-SERVING_MB_PER_SCALE = 17.0
+WAREHOUSE_MB_PER_SCALE = 17.5
+SERVING_MB_PER_SCALE = 12.5
 MARGIN_MB = 2_000
 
 
@@ -307,7 +309,11 @@ def phase_disk(db: Path) -> dict:
 
 def needed_mb(scale: float) -> float:
     """The disk a scale needs at its peak, every copy made in place."""
-    peak = max(LARGEST_SOURCE_MB_PER_SCALE + WAREHOUSE_MB_PER_SCALE, 2 * WAREHOUSE_MB_PER_SCALE + SERVING_MB_PER_SCALE)
+    peak = max(
+        LARGEST_SOURCE_MB_PER_SCALE + WAREHOUSE_MB_PER_SCALE,
+        2 * WAREHOUSE_MB_PER_SCALE + SERVING_MB_PER_SCALE,
+        WAREHOUSE_MB_PER_SCALE + 1.5 * SERVING_MB_PER_SCALE,
+    )
     return scale * (peak + SERVING_MB_PER_SCALE) + MARGIN_MB
 
 
