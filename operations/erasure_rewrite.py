@@ -381,6 +381,10 @@ def rewrite_warehouse(db: Path, changed: set[tuple[str, str]], before: BlockMap,
     metadata: Metadata = []
     con = connect(db)
     try:
+        # Every checkpoint of the rewrite writes all metadata afresh: with reuse, a table left as it was keeps its
+        # row groups' metadata where it was, and the sub-block it shares with a rewritten table keeps that table's
+        # old statistics (an erased id as a column's smallest value) behind it, in use; the data blocks stay reused.
+        con.execute("set experimental_metadata_reuse = false")
         con.execute("checkpoint")
         (database,) = con.execute("select current_database()").fetchone()
         inventory = _inventory(con, database)
@@ -403,7 +407,10 @@ def rewrite_warehouse(db: Path, changed: set[tuple[str, str]], before: BlockMap,
             reason, zeroed_metadata = _zero_free_metadata(descriptor, metadata, block_size)
             zeroed += zeroed_metadata
     finally:
-        con.close()
+        try:
+            con.execute("reset experimental_metadata_reuse")  # the database instance may outlive this connection
+        finally:
+            con.close()
         if descriptor is not None:
             os.close(descriptor)
     if not reason and (hit := _first_hit(target, needles)) is not None:
