@@ -16,7 +16,8 @@ until they are reused. `rewrite_warehouse` therefore:
    one block);
 3. with the write lock still held, overwrites every other block of the file
    with zeros and fsyncs it (DuckDB never reads a free block: it writes one
-   whole before using it again);
+   whole before using it again), and the free sub-blocks of every metadata
+   block in use, writing the block's checksum again;
 4. reopens the file and checks that it holds what it held (every object and
    every table's row count).
 
@@ -24,9 +25,17 @@ So it costs what the changed tables cost, not the whole file. When a check of
 step 2 fails (an index, whose blocks the pragmas do not list, or a block
 shared with a table that was not rewritten), it falls back to copying the
 whole database into a new file renamed over it (`rewrite_whole_file`) and says
-why. DuckDB's statistics in the metadata keep at most a short prefix of a
-string column's smallest and largest value; metadata sub-blocks freed inside a
-live metadata block are not zeroed (their block checksum covers them).
+why, naming the place (block, and the table or metadata sub-block) where an
+id's bytes were found.
+
+The metadata: a segment's statistics keep a string column's smallest and
+largest values (all of a short id, such as 'alice' at bench scale 100), so the
+sub-blocks of the metadata a checkpoint replaces hold erased ids. Step 2's
+checkpoints write all metadata afresh (`experimental_metadata_reuse` off:
+with reuse, a table left as it was keeps its row groups' metadata in place,
+and the sub-block it shares with a rewritten table's old metadata keeps that
+behind it, in use); DuckDB zeroes the unused end of a sub-block it writes, and
+step 3 zeroes the sub-blocks left free.
 """
 
 from __future__ import annotations
