@@ -16,7 +16,8 @@ until they are reused. `rewrite_warehouse` therefore:
    one block);
 3. with the write lock still held, overwrites every other block of the file
    with zeros and fsyncs it (DuckDB never reads a free block: it writes one
-   whole before using it again);
+   whole before using it again), and the free sub-blocks of every metadata
+   block in use, writing the block's checksum again;
 4. reopens the file and checks that it holds what it held (every object and
    every table's row count).
 
@@ -24,9 +25,17 @@ So it costs what the changed tables cost, not the whole file. When a check of
 step 2 fails (an index, whose blocks the pragmas do not list, or a block
 shared with a table that was not rewritten), it falls back to copying the
 whole database into a new file renamed over it (`rewrite_whole_file`) and says
-why. DuckDB's statistics in the metadata keep at most a short prefix of a
-string column's smallest and largest value; metadata sub-blocks freed inside a
-live metadata block are not zeroed (their block checksum covers them).
+why, naming the place (block, and the table or metadata sub-block) where an
+id's bytes were found.
+
+The metadata: a segment's statistics keep a string column's smallest and
+largest values (all of a short id, such as 'alice' at bench scale 100), so the
+sub-blocks of the metadata a checkpoint replaces hold erased ids. Step 2's
+checkpoints write all metadata afresh (`experimental_metadata_reuse` off:
+with reuse, a table left as it was keeps its row groups' metadata in place,
+and the sub-block it shares with a rewritten table's old metadata keeps that
+behind it, in use); DuckDB zeroes the unused end of a sub-block it writes, and
+step 3 zeroes the sub-blocks left free.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 
 from warehouse.connection import connect
 from warehouse.durable import fsync
@@ -270,7 +280,7 @@ def _zero_free_blocks(path: Path, used: set[int], block_size: int) -> tuple[int,
     if (size - HEADER_BYTES) % block_size:
         raise UserError(f"{path}: {size} bytes is no whole number of blocks; the warehouse was left as it was")
     zeros, written = bytes(block_size), 0
-    fd = os.open(path, os.O_WRONLY)
+    fd = os.open(path, os.O_RDWR)
     for number in range((size - HEADER_BYTES) // block_size):
         if number not in used:
             written += os.pwrite(fd, zeros, HEADER_BYTES + number * block_size)
@@ -278,21 +288,95 @@ def _zero_free_blocks(path: Path, used: set[int], block_size: int) -> tuple[int,
     return fd, written
 
 
-def _holds_any(path: Path, needles: list[bytes]) -> bool:
-    """Whether the file's bytes hold one of `needles`: one pass with one pattern of them all, in pieces that
-    overlap by the longest needle."""
+# A metadata block: (block id, its free sub-blocks), from pragma_metadata_info.
+Metadata = list[tuple[int, list[int]]]
+CHECKSUM_BYTES = 8  # a block starts with the checksum of the rest of it
+METADATA_SUB_BLOCKS = 64  # DuckDB's MetadataManager splits a metadata block into 64 sub-blocks
+_CHECKSUM_FACTOR = np.uint64(0xBF58476D1CE4E5B9)
+
+
+def _metadata(con: duckdb.DuckDBPyConnection) -> Metadata:
+    rows = con.execute("select block_id, free_list from pragma_metadata_info() order by block_id").fetchall()
+    return [(int(block), [int(sub) for sub in free]) for block, free in rows]
+
+
+def _sub_block_bytes(block_size: int) -> int:
+    """A metadata sub-block's size: the block's usable bytes / 64, down to a multiple of 8 (GetMetadataBlockSize)."""
+    return (block_size - CHECKSUM_BYTES) // METADATA_SUB_BLOCKS // 8 * 8
+
+
+def _checksum(body: bytes) -> int:
+    """DuckDB's block checksum (Checksum in checksum.cpp): 5381 xor, over each 8-byte word, word * factor."""
+    words = np.frombuffer(body, dtype="<u8")
+    with np.errstate(over="ignore"):
+        return int(np.bitwise_xor.reduce(words * _CHECKSUM_FACTOR) ^ np.uint64(5381))
+
+
+def _zero_free_metadata(fd: int, metadata: Metadata, block_size: int) -> tuple[str | None, int]:
+    """Overwrite the free sub-blocks of every metadata block in use with zeros and write the block's checksum again
+    (a checkpoint frees the sub-blocks of the metadata it replaces, with the old segments' statistics, such as a
+    string column's smallest value, in them); (a reason it cannot be done or None, the bytes zeroed). A block whose
+    stored checksum is not the one computed is left as it was, with the reason."""
+    sub = _sub_block_bytes(block_size)
+    if (block_size - CHECKSUM_BYTES) % 8:
+        return f"a block of {block_size} bytes does not hold whole 8-byte words", 0
+    blocks = []
+    for number, free in metadata:
+        offset = HEADER_BYTES + number * block_size
+        block = bytearray(os.pread(fd, block_size, offset))
+        if len(block) != block_size or int.from_bytes(block[:CHECKSUM_BYTES], "little") != _checksum(
+            bytes(block[CHECKSUM_BYTES:])
+        ):
+            return f"metadata block {number} does not carry the checksum DuckDB computes (another block format)", 0
+        blocks.append((number, offset, block, free))
+    written = 0
+    for _number, offset, block, free in blocks:
+        if not free:
+            continue
+        for index in free:
+            start = CHECKSUM_BYTES + index * sub
+            block[start : start + sub] = bytes(sub)
+            written += sub
+        block[:CHECKSUM_BYTES] = _checksum(bytes(block[CHECKSUM_BYTES:])).to_bytes(CHECKSUM_BYTES, "little")
+        os.pwrite(fd, bytes(block), offset)
+    os.fsync(fd)
+    return None, written
+
+
+def _first_hit(path: Path, needles: list[bytes]) -> int | None:
+    """The offset of the first of `needles` in the file's bytes, or None: one pass with one pattern of them all, in
+    pieces that overlap by the longest needle."""
     if not needles:
-        return False
+        return None
     pattern = re.compile(b"|".join(re.escape(needle) for needle in sorted(needles, key=len, reverse=True)))
     overlap = max(len(needle) for needle in needles)
-    tail = b""
+    tail, start = b"", 0  # start: the file offset of tail's first byte
     with path.open("rb") as file:
         while piece := file.read(1 << 24):
             window = tail + piece
-            if pattern.search(window):
-                return True
+            if found := pattern.search(window):
+                return start + found.start()
             tail = window[-overlap:]
-    return False
+            start += len(window) - len(tail)
+    return None
+
+
+def _place(offset: int, now: BlockMap, metadata: Metadata, block_size: int) -> str:
+    """Where a byte of the warehouse file is: the headers, a table's segment, metadata (a sub-block in use or free),
+    or a free block."""
+    if offset < HEADER_BYTES:
+        return f"byte {offset:,}: the file's headers"
+    number, within = divmod(offset - HEADER_BYTES, block_size)
+    where = f"byte {offset:,}, block {number}"
+    free = dict(metadata).get(number)
+    if free is not None:
+        index = max(within - CHECKSUM_BYTES, 0) // _sub_block_bytes(block_size)
+        state = "free" if index in free else "in use"
+        return f"{where}: metadata, sub-block {index} ({state})"
+    if number in now:
+        tables = sorted({f"{schema}.{table} column {path}" for schema, table, _g, path, *_ in now[number]})
+        return f"{where}: a segment of {', '.join(tables[:3])}"
+    return f"{where}: a free block"
 
 
 def rewrite_warehouse(db: Path, changed: set[tuple[str, str]], before: BlockMap, needles: list[bytes]) -> Rewrite:
@@ -303,8 +387,13 @@ def rewrite_warehouse(db: Path, changed: set[tuple[str, str]], before: BlockMap,
     target = db.resolve()
     bytes_before = target.stat().st_size
     descriptor, zeroed, rewritten = None, 0, []
+    metadata: Metadata = []
     con = connect(db)
     try:
+        # Every checkpoint of the rewrite writes all metadata afresh: with reuse, a table left as it was keeps its
+        # row groups' metadata where it was, and the sub-block it shares with a rewritten table keeps that table's
+        # old statistics (an erased id as a column's smallest value) behind it, in use; the data blocks stay reused.
+        con.execute("set experimental_metadata_reuse = false")
         con.execute("checkpoint")
         (database,) = con.execute("select current_database()").fetchone()
         inventory = _inventory(con, database)
@@ -322,13 +411,20 @@ def rewrite_warehouse(db: Path, changed: set[tuple[str, str]], before: BlockMap,
         if not reason:
             reason, used, block_size = _used_blocks(con, now)
         if not reason:
+            metadata = _metadata(con)
             descriptor, zeroed = _zero_free_blocks(target, used, block_size)
+            reason, zeroed_metadata = _zero_free_metadata(descriptor, metadata, block_size)
+            zeroed += zeroed_metadata
     finally:
-        con.close()
+        try:
+            con.execute("reset experimental_metadata_reuse")  # the database instance may outlive this connection
+        finally:
+            con.close()
         if descriptor is not None:
             os.close(descriptor)
-    if not reason and _holds_any(target, needles):
-        reason = "an id's bytes were still in the file after the partial rewrite"
+    if not reason and (hit := _first_hit(target, needles)) is not None:
+        where = _place(hit, now, metadata, block_size)
+        reason = f"an id's bytes were still in the file after the partial rewrite ({where})"
     if reason:
         return rewrite_whole_file(db, reason)
     con = connect(db, read_only=True)

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from operations.erasure_rewrite import block_map, rewrite_warehouse, snapshot
+from operations.erasure_rewrite import BlockMap, block_map, rewrite_warehouse, snapshot
 from tests.support.ingest import ingest_ok, query
 from tests.support.operations import (
     AS_OF,
@@ -285,3 +285,68 @@ def test_rewrite_falls_back_to_the_whole_file_and_says_why(tmp_path: Path) -> No
     assert rewrite.tables is None and rewrite.fallback and "blocks are not listed" in rewrite.fallback, rewrite
     assert ERASED.encode() not in db.read_bytes()
     assert query(db, "select count(*) from raw.people")[0][0] == 50000
+
+
+SHORT = "alice"  # short enough that a segment's statistics keep all of it: the column's smallest value
+
+
+def _short_id_warehouse(db: Path, *, small_table_first: bool) -> BlockMap:
+    """A table whose smallest user_id is SHORT, deleted afterwards; `small_table_first`: another, small table
+    whose metadata DuckDB writes just before it (into the same metadata sub-block). The block map before."""
+    con = duckdb.connect(str(db))  # DuckDB alone: the metadata's layout depends on every object of the file
+    con.execute("create schema raw")
+    if small_table_first:
+        con.execute("create table raw.a_small as select 'other-' || range as x from range(1000)")
+    con.execute(
+        f"create table raw.reactions as select case when range % 1000 = 0 then '{SHORT}' "
+        "else 'user-' || lpad(range::varchar, 6, '0') end as user_id, range as n from range(300000)"
+    )
+    con.close()
+    before = snapshot(db)
+    con = duckdb.connect(str(db))
+    con.execute(f"delete from raw.reactions where user_id = '{SHORT}'")
+    con.close()
+    return before
+
+
+def test_rewrite_zeroes_the_free_metadata_sub_blocks(tmp_path: Path) -> None:
+    """The checkpoint of the rewrite frees the metadata sub-blocks of the old segments, whose statistics hold the
+    id as the smallest value (bench scale 100, 'alice'): they are zeroed, the block's checksum written again, and
+    the rewrite stays partial."""
+    db = tmp_path / "warehouse.duckdb"
+    before = _short_id_warehouse(db, small_table_first=False)
+    rewrite = rewrite_warehouse(db, {("raw", "reactions")}, before, [SHORT.encode()])
+    assert rewrite.fallback is None and rewrite.tables == ["raw.reactions"], rewrite
+    assert SHORT.encode() not in db.read_bytes(), "the id's bytes survive the rewrite"
+    with duckdb.connect(str(db), read_only=True) as reread:  # DuckDB checks each block's checksum as it reads it
+        assert reread.execute("select count(*), min(user_id) from raw.reactions").fetchone() == (299700, "user-000001")
+
+
+def test_rewrite_writes_the_metadata_a_kept_table_shares_afresh(tmp_path: Path) -> None:
+    """A table left as it was whose row groups' metadata shares a sub-block with the old statistics of the
+    rewritten one (written just before them by an earlier checkpoint): DuckDB reuses that metadata, and the
+    sub-block, in use, keeps the id behind it, unless the rewrite writes all metadata afresh. The kept table's data
+    blocks stay as they were."""
+    db = tmp_path / "warehouse.duckdb"
+    before = _short_id_warehouse(db, small_table_first=True)
+    kept = {n: s for n, s in before.items() if {seg[1] for seg in s} == {"a_small"}}
+    rewrite = rewrite_warehouse(db, {("raw", "reactions")}, before, [SHORT.encode()])
+    assert rewrite.fallback is None and rewrite.tables == ["raw.reactions"], rewrite
+    assert SHORT.encode() not in db.read_bytes(), "the id's bytes survive the rewrite"
+    with duckdb.connect(str(db), read_only=True) as reread:
+        assert kept and {n: s for n, s in block_map(reread).items() if n in kept} == kept
+        assert reread.execute("select count(*) from raw.a_small").fetchone() == (1000,)
+
+
+def test_rewrite_fallback_names_where_the_bytes_were(tmp_path: Path) -> None:
+    """An id's bytes in a row the erasure keeps (another user's text, here not a changed table): the partial
+    rewrite cannot remove them, the whole file is copied and the reason names the place: block and table."""
+    db = tmp_path / "warehouse.duckdb"
+    before = _short_id_warehouse(db, small_table_first=False)
+    con = duckdb.connect(str(db))
+    con.execute(f"create table raw.notes as select 'too verbose, redo it short{SHORT}' as note")
+    con.close()
+    rewrite = rewrite_warehouse(db, {("raw", "reactions")}, before, [SHORT.encode()])
+    assert rewrite.tables is None and rewrite.fallback, rewrite
+    assert re.search(r"\(byte [\d,]+, block \d+: a segment of raw\.notes column \[0\]\)$", rewrite.fallback), rewrite
+    assert query(db, "select count(*) from raw.notes")[0][0] == 1
