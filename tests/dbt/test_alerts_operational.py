@@ -41,10 +41,11 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 "--exclude",
                 "test_type:unit",
                 "--vars",
-                json.dumps({"as_of": as_of, "allow_mixed_as_of": True}),
+                json.dumps({"allow_mixed_as_of": True}),
             ],
             warehouse=db,
             work_dir=work,
+            as_of=as_of,  # FEEDBACK_AS_OF, not --vars: the second build re-uses the first one's parse
         )
         assert done.returncode == 0, done.stdout[-4000:]
         found[as_of] = query(

@@ -22,7 +22,8 @@ def test_dbt_docs_generate(tmp_path: Path) -> None:
     env = {**os.environ, "FEEDBACK_DB": str(db), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     target = tmp_path / "target"
     built = subprocess.run(
-        dbt_command("build", "--exclude", "resource_type:test", work_dir=tmp_path),
+        # the relations the catalog describes; the data and unit tests check rows, not the docs (other modules run them)
+        dbt_command("build", "--exclude", "resource_type:test", unit_tests=False, work_dir=tmp_path),
         env=env,
         capture_output=True,
         text=True,

@@ -28,6 +28,7 @@ import duckdb
 import pytest
 
 from tests.support.dbt import REPO, assert_same_rows, run_dbt
+from warehouse.as_of import parse_as_of
 
 pytestmark = pytest.mark.slow
 
@@ -46,6 +47,7 @@ HISTORY_MARTS = ("skill_correction_daily_history", "alert_evaluations")
 # episode need exist, so a row-for-row comparison of them could prove nothing
 DERIVED_FROM_HISTORY = ("alert_states", "alert_evidence_daily")
 FLOAT_TOLERANCE = 1e-12
+MIXED_AS_OF = json.dumps({"allow_mixed_as_of": True})
 
 
 def cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
@@ -66,7 +68,8 @@ def cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
 def analyzer_marts(work: Path, db: Path) -> list[str]:
     """Every mart downstream of the analyzer events, as dbt itself lists them."""
     listed = run_dbt(
-        ["ls", "--select", "stg_analyzer__events+,path:models/marts", "--resource-type", "model", "--output", "name"],
+        ["ls", "--select", "stg_analyzer__events+,path:models/marts", "--resource-type", "model", "--output", "name"]
+        + ["--vars", MIXED_AS_OF],  # build_past's vars: its runs re-use this parse
         warehouse=db,
         work_dir=work,
     )
@@ -110,12 +113,16 @@ def build_past(work: Path, db: Path, as_of: str) -> None:
             "--exclude",
             *HISTORY_MARTS,
             "--vars",
-            json.dumps({"as_of": as_of, "allow_mixed_as_of": True}),
+            MIXED_AS_OF,
         ],
         warehouse=db,
         work_dir=work,
+        as_of=as_of,  # FEEDBACK_AS_OF, not --vars: the four runs share one parse
     )
     assert done.returncode == 0, done.stdout[-4000:]
+    with duckdb.connect(str(db), read_only=True) as con:  # the marts compared were built as of `as_of`
+        built_at = con.execute("select distinct as_of_at from marts.retention_policy_windows").fetchall()
+    assert built_at == [(parse_as_of(as_of).instant,)], (as_of, built_at)
 
 
 @pytest.fixture(scope="module")
