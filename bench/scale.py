@@ -61,7 +61,7 @@ PAGE_ROW = re.compile(r"^\| (?P<page>[^|]+?) \| (?P<calls>\d+) \| (?P<p50>\d+) \
 # warehouse, 12.2 MB of serving file, 51 MB of files in all per unit of scale; reactions beyond 20,000 blob
 # files go to one JSON-lines export, so no source grows in files, and none is above 30 MB per unit); at the
 # peak the disk holds one source's files and the warehouse, or the warehouse, its serving file and the one
-# being published (a copy of the last one, patched: up to 1.5x a full publish's size at demo scale), or the
+# being published (a copy of the last one, patched: up to 1.54x a full publish's size at demo scale), or the
 # warehouse and forget's rewritten copy of it
 LARGEST_SOURCE_MB_PER_SCALE = 30.0
 WAREHOUSE_MB_PER_SCALE = 17.5
@@ -312,7 +312,7 @@ def needed_mb(scale: float) -> float:
     peak = max(
         LARGEST_SOURCE_MB_PER_SCALE + WAREHOUSE_MB_PER_SCALE,
         2 * WAREHOUSE_MB_PER_SCALE + SERVING_MB_PER_SCALE,
-        WAREHOUSE_MB_PER_SCALE + 1.5 * SERVING_MB_PER_SCALE,
+        WAREHOUSE_MB_PER_SCALE + 1.6 * SERVING_MB_PER_SCALE,
     )
     return scale * (peak + SERVING_MB_PER_SCALE) + MARGIN_MB
 
