@@ -164,9 +164,7 @@ def main() -> None:
     from dashboards import data
 
     with data.use_warehouse(warehouse):  # the data layer reads the warehouse it is given
-        pages = {
-            name: calls for name, calls in page_calls(args.period).items() if name.startswith(args.page or "")
-        }
+        pages = {name: calls for name, calls in page_calls(args.period).items() if name.startswith(args.page or "")}
         if not pages:
             raise SystemExit(f"error: no page named {args.page!r}")
         print(f"warehouse {warehouse.path}, {args.loads} loads per page, period {args.period} days")

@@ -56,6 +56,31 @@ def reaction_changes_daily(start: dt.date, end: dt.date, retained: bool) -> pd.D
     )
 
 
+# The conversations of a period ($start, $end, retention $floor) and filter ($tenant, $project).
+PERIOD = """
+    from marts.conversation_satisfaction
+    where last_activity_at >= $start and last_activity_at < $end + interval 1 day
+      and ($floor is null or last_activity_at >= $floor)
+      and ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
+"""
+# The newest $limit of them with their count. The newest rows are among those at or after the limit-th newest
+# instant: reading the period's instants alone finds it, and the rows' other columns are read from there on (the
+# mart is stored in time order, conversation_feedback_summary's, so that is the period's last few thousand rows;
+# any order gives the same rows). The count is a count of the period, not a window over each of its rows.
+NEWEST = f"""
+    select tenant_name, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
+           satisfaction_rate, tenant, source_tenant_id,
+           (select count(*) {PERIOD}) as matching
+    {PERIOD}
+      and last_activity_at >= (
+          select min(last_activity_at)
+          from (select last_activity_at {PERIOD} order by last_activity_at desc limit $limit) as newest
+      )
+    order by last_activity_at desc, conversation_id
+    limit $limit
+"""
+
+
 @cached
 def conversations(
     start: dt.date, end: dt.date, retained: bool, tenant: str | None, project: str | None, limit: int = 500
@@ -64,29 +89,8 @@ def conversations(
 
     `tenant` is the tenant key, `tenant_name` its display name; `source_tenant_id` (the reactions' own tenant),
     project and conversation_id identify the conversation for `conversation_detail`."""
-    period = """
-        from marts.conversation_satisfaction
-        where last_activity_at >= $start and last_activity_at < $end + interval 1 day
-          and ($floor is null or last_activity_at >= $floor)
-          and ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
-    """
-    # The newest `limit` rows are among those at or after the limit-th newest instant: reading the period's
-    # instants alone finds it, and the rows' other columns are read from there on (the mart is stored in time
-    # order, conversation_feedback_summary's, so that is the period's last few thousand rows; any order gives the
-    # same rows). The count is a count of the period, not a window over each of its rows.
     return query(
-        f"""
-        select tenant_name, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
-               satisfaction_rate, tenant, source_tenant_id,
-               (select count(*) {period}) as matching
-        {period}
-          and last_activity_at >= (
-              select min(last_activity_at)
-              from (select last_activity_at {period} order by last_activity_at desc limit $limit) as newest
-          )
-        order by last_activity_at desc, conversation_id
-        limit $limit
-        """,
+        NEWEST,
         {
             "start": start,
             "end": end,
@@ -112,11 +116,19 @@ def conversation_detail(
     stored up to as_of), only those it marks is_retained (the rows of retained_turn_reactions) when the
     retention switch is on."""
     key = {"source_tenant_id": source_tenant_id, "project": project, "conversation_id": conversation_id}
+    active, history = queries(*((statement, key) for statement in detail_statements(retained)))
+    return active, history
+
+
+def detail_statements(retained: bool) -> tuple[str, str]:
+    """conversation_detail's two statements, of $source_tenant_id, $project and $conversation_id: the active
+    reactions and the stored ones (only those marked is_retained when `retained`)."""
     same_conversation = "project = $project and conversation_id = $conversation_id"
     active_rows = f"source_tenant_id = $source_tenant_id and {same_conversation}"
     stored_rows = f"tenant = $source_tenant_id and {same_conversation}" + (" and is_retained" if retained else "")
     # the conversation's rows, the columns the lists show, read once per statement (materialized: each table is
-    # scanned once, not once per reference), and every reacted turn of it, numbered by its first reaction (active or stored)
+    # scanned once, not once per reference), and every reacted turn of it, numbered by its first reaction (active
+    # or stored)
     conversation = f"""
         active_rows as materialized (
             select reacted_at, origin, reaction, counted_reaction, confidence, comment_text, turn_id, rn
@@ -136,9 +148,8 @@ def conversation_detail(
             group by turn_id
         )
     """
-    active, history = queries(
-        (
-            f"""
+    return (
+        f"""
             with {conversation}
             select active.reacted_at, turns.turn_number, active.origin, active.reaction, active.counted_reaction,
                    active.confidence, active.comment_text, active.turn_id, active.rn
@@ -146,10 +157,7 @@ def conversation_detail(
             join turns on turns.turn_id = active.turn_id
             order by active.reacted_at, turns.turn_number, active.origin, active.rn
             """,
-            key,
-        ),
-        (
-            f"""
+        f"""
             with {conversation}
             select history.reacted_at, turns.turn_number, history.origin, history.reaction, history.is_clear,
                    active.rn is not null as is_active, history.confidence, history.comment_text, history.turn_id,
@@ -159,7 +167,4 @@ def conversation_detail(
             left join active_rows as active on active.rn = history.reaction_rn
             order by history.reacted_at, turns.turn_number, history.origin, history.reaction_rn
             """,
-            key,
-        ),
     )
-    return active, history
