@@ -116,11 +116,11 @@ def conversation_detail(
     stored up to as_of), only those it marks is_retained (the rows of retained_turn_reactions) when the
     retention switch is on."""
     key = {"source_tenant_id": source_tenant_id, "project": project, "conversation_id": conversation_id}
-    active, history = queries(*((statement, key) for statement in detail_statements(retained)))
+    active, history = queries(*((statement, key) for statement in DETAIL_STATEMENTS[retained]))
     return active, history
 
 
-def detail_statements(retained: bool) -> tuple[str, str]:
+def _detail_statements(retained: bool) -> tuple[str, str]:
     """conversation_detail's two statements, of $source_tenant_id, $project and $conversation_id: the active
     reactions and the stored ones (only those marked is_retained when `retained`)."""
     same_conversation = "project = $project and conversation_id = $conversation_id"
@@ -168,3 +168,7 @@ def detail_statements(retained: bool) -> tuple[str, str]:
             order by history.reacted_at, turns.turn_number, history.origin, history.reaction_rn
             """,
     )
+
+
+# retention switch -> conversation_detail's statements
+DETAIL_STATEMENTS = {retained: _detail_statements(retained) for retained in (False, True)}

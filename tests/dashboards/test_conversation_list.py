@@ -158,7 +158,7 @@ def test_each_drill_down_statement_reads_each_table_once(demo: DemoWarehouse, re
             "select source_tenant_id, project, conversation_id from marts.turn_reactions_active order by all limit 1"
         ).fetchone()
         assert key is not None
-        for statement in conversations.detail_statements(retained):
+        for statement in conversations.DETAIL_STATEMENTS[retained]:
             parameters = dict(zip(("source_tenant_id", "project", "conversation_id"), key, strict=True))
             plan = json.loads(con.execute(f"explain (analyze, format json) {statement}", parameters).fetchall()[0][1])
             scanned = [
