@@ -65,7 +65,7 @@ PERIOD = """
 """
 # The newest $limit of them with their count. The newest rows are among those at or after the limit-th newest
 # instant: reading the period's instants alone finds it, and the rows' other columns are read from there on (the
-# mart is stored in time order, conversation_feedback_summary's, so that is the period's last few thousand rows;
+# mart is stored in time order, conversation_feedback_summary's, so those are the last rows of the period;
 # any order gives the same rows). The count is a count of the period, not a window over each of its rows.
 NEWEST = f"""
     select tenant_name, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
