@@ -1,6 +1,7 @@
 """Time every dashboard page's data access on a warehouse: p50/p95/max over N loads, cache cleared each time.
 
     .venv/bin/python -m bench.dashboard_queries [--db feedback.duckdb] [--loads 20] [--period 30] [--per-query]
+        [--page Conversations]
 
 A "load" of a page runs the data-access calls the page makes with the
 sidebar's defaults (as of the marts' as-of day, 30 days, all tenants,
@@ -151,6 +152,7 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=20, help="loads per page (default 20)")
     parser.add_argument("--period", type=int, default=30, choices=(7, 30, 90), help="period in days (default 30)")
     parser.add_argument("--per-query", action="store_true", help="also print every call's p95")
+    parser.add_argument("--page", default=None, help="only the pages whose name starts with this (e.g. Conversations)")
     args = parser.parse_args()
     warehouse = Warehouse.at(args.db)  # as every command finds it
     if not warehouse.path.exists():
@@ -162,7 +164,9 @@ def main() -> None:
     from dashboards import data
 
     with data.use_warehouse(warehouse):  # the data layer reads the warehouse it is given
-        pages = page_calls(args.period)
+        pages = {name: calls for name, calls in page_calls(args.period).items() if name.startswith(args.page or "")}
+        if not pages:
+            raise SystemExit(f"error: no page named {args.page!r}")
         print(f"warehouse {warehouse.path}, {args.loads} loads per page, period {args.period} days")
         print()
         print("| page | calls | p50 ms | p95 ms | max ms |")

@@ -56,6 +56,31 @@ def reaction_changes_daily(start: dt.date, end: dt.date, retained: bool) -> pd.D
     )
 
 
+# The conversations of a period ($start, $end, retention $floor) and filter ($tenant, $project).
+PERIOD = """
+    from marts.conversation_satisfaction
+    where last_activity_at >= $start and last_activity_at < $end + interval 1 day
+      and ($floor is null or last_activity_at >= $floor)
+      and ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
+"""
+# The newest $limit of them with their count. The newest rows are among those at or after the limit-th newest
+# instant: reading the period's instants alone finds it, and the rows' other columns are read from there on (the
+# mart is stored in time order, conversation_feedback_summary's, so those are the last rows of the period;
+# any order gives the same rows). The count is a count of the period, not a window over each of its rows.
+NEWEST = f"""
+    select tenant_name, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
+           satisfaction_rate, tenant, source_tenant_id,
+           (select count(*) {PERIOD}) as matching
+    {PERIOD}
+      and last_activity_at >= (
+          select min(last_activity_at)
+          from (select last_activity_at {PERIOD} order by last_activity_at desc limit $limit) as newest
+      )
+    order by last_activity_at desc, conversation_id
+    limit $limit
+"""
+
+
 @cached
 def conversations(
     start: dt.date, end: dt.date, retained: bool, tenant: str | None, project: str | None, limit: int = 500
@@ -65,17 +90,7 @@ def conversations(
     `tenant` is the tenant key, `tenant_name` its display name; `source_tenant_id` (the reactions' own tenant),
     project and conversation_id identify the conversation for `conversation_detail`."""
     return query(
-        """
-        select tenant_name, project, conversation_id, last_activity_at, total, "user", machine, ok, not_ok, neutral,
-               satisfaction_rate, tenant, source_tenant_id,
-               count(*) over () as matching
-        from marts.conversation_satisfaction
-        where last_activity_at >= $start and last_activity_at < $end + interval 1 day
-          and ($floor is null or last_activity_at >= $floor)
-          and ($tenant is null or tenant = $tenant) and ($project is null or project = $project)
-        order by last_activity_at desc, conversation_id
-        limit $limit
-        """,
+        NEWEST,
         {
             "start": start,
             "end": end,
@@ -101,47 +116,59 @@ def conversation_detail(
     stored up to as_of), only those it marks is_retained (the rows of retained_turn_reactions) when the
     retention switch is on."""
     key = {"source_tenant_id": source_tenant_id, "project": project, "conversation_id": conversation_id}
+    active, history = queries(*((statement, key) for statement in DETAIL_STATEMENTS[retained]))
+    return active, history
+
+
+def _detail_statements(retained: bool) -> tuple[str, str]:
+    """conversation_detail's two statements, of $source_tenant_id, $project and $conversation_id: the active
+    reactions and the stored ones (only those marked is_retained when `retained`)."""
     same_conversation = "project = $project and conversation_id = $conversation_id"
     active_rows = f"source_tenant_id = $source_tenant_id and {same_conversation}"
     stored_rows = f"tenant = $source_tenant_id and {same_conversation}" + (" and is_retained" if retained else "")
-    # every reacted turn of the conversation, numbered by its first reaction (active or stored)
-    turns = f"""
+    # the conversation's rows, the columns the lists show, read once per statement (materialized: each table is
+    # scanned once, not once per reference), and every reacted turn of it, numbered by its first reaction (active
+    # or stored)
+    conversation = f"""
+        active_rows as materialized (
+            select reacted_at, origin, reaction, counted_reaction, confidence, comment_text, turn_id, rn
+            from marts.turn_reactions_active where {active_rows}
+        ),
+        stored_rows as materialized (
+            select reacted_at, origin, reaction, is_clear, confidence, comment_text, turn_id, reaction_rn
+            from marts.stored_turn_reactions where {stored_rows}
+        ),
         turns as (
             select turn_id, dense_rank() over (order by min(reacted_at), turn_id) as turn_number
             from (
-                select turn_id, reacted_at from marts.turn_reactions_active where {active_rows}
+                select turn_id, reacted_at from active_rows
                 union all
-                select turn_id, reacted_at from marts.stored_turn_reactions where {stored_rows}
+                select turn_id, reacted_at from stored_rows
             ) as reacted
             group by turn_id
         )
     """
-    active, history = queries(
-        (
-            f"""
-            with {turns}
+    return (
+        f"""
+            with {conversation}
             select active.reacted_at, turns.turn_number, active.origin, active.reaction, active.counted_reaction,
                    active.confidence, active.comment_text, active.turn_id, active.rn
-            from marts.turn_reactions_active as active
+            from active_rows as active
             join turns on turns.turn_id = active.turn_id
-            where {active_rows}
             order by active.reacted_at, turns.turn_number, active.origin, active.rn
             """,
-            key,
-        ),
-        (
-            f"""
-            with {turns},
-            active as (select rn from marts.turn_reactions_active where {active_rows})
+        f"""
+            with {conversation}
             select history.reacted_at, turns.turn_number, history.origin, history.reaction, history.is_clear,
                    active.rn is not null as is_active, history.confidence, history.comment_text, history.turn_id,
                    history.reaction_rn as rn
-            from (select * from marts.stored_turn_reactions where {stored_rows}) as history
+            from stored_rows as history
             join turns on turns.turn_id = history.turn_id
-            left join active on active.rn = history.reaction_rn
+            left join active_rows as active on active.rn = history.reaction_rn
             order by history.reacted_at, turns.turn_number, history.origin, history.reaction_rn
             """,
-            key,
-        ),
     )
-    return active, history
+
+
+# retention switch -> conversation_detail's statements
+DETAIL_STATEMENTS = {retained: _detail_statements(retained) for retained in (False, True)}
