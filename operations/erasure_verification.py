@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from operations.erasure import ARCHIVED_TABLE, FREE_TEXT_COLUMNS, ID_CHARACTERS_PY, NUMBER_PATTERN, USER_COLUMNS
-from warehouse.connection import connect, limit_memory, opened_unreplaced
+from warehouse.connection import connect, connect_unreplaced, limit_memory
 from warehouse.location import Warehouse
 from warehouse.raw_tables import DATA_TABLES
 from warehouse.sql import quote
@@ -193,8 +193,7 @@ def verify(warehouse: Warehouse, user_ids: list[str], archives: Iterable[Path]) 
     json_columns = [(t, c) for s, t, c, d in columns if s == "raw" and d == "JSON" and t in DATA_TABLES]
     serving = warehouse.serving
     if serving.exists():
-        opened = opened_unreplaced(serving, lambda: duckdb.connect(str(serving), read_only=True), lambda c: c.close())
-        with opened as published:
+        with connect_unreplaced(serving) as published:
             limit_memory(published, warehouse.path)
             _scan_tables(published, finder, counts, prefix="serving.")
     for path in archives:

@@ -52,7 +52,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse.build_record import last_build, unpublished_build, unpublished_message
-from warehouse.connection import limit_memory, lock_wait_seconds, opened_unreplaced, wait_out_lock
+from warehouse.connection import connect_unreplaced, limit_memory, lock_wait_seconds, wait_out_lock
 from warehouse.durable import fsync
 from warehouse.errors import UserError
 from warehouse.location import serving_path
@@ -444,7 +444,7 @@ def published_build_id(db: Path) -> str | None:
     if not final.exists():
         return None
     try:
-        con = opened_unreplaced(final, lambda: duckdb.connect(str(final), read_only=True), lambda con: con.close())
+        con = connect_unreplaced(final)
     except (duckdb.Error, UserError):
         return None
     try:

@@ -116,10 +116,10 @@ def opened_unreplaced(path: Path, open_: Callable[[], T], close: Callable[[T], N
     open here keeps its inode number from being reused, so the name showing that same inode after `open_()`
     proves both of DuckDB's opens read this one file. `close(opened)` undoes an open that did not."""
     for _ in range(REPLACED_RETRIES):
-        try:
-            held = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return open_()  # DuckDB says what is missing, in the caller's words
+        try:  # not blocking: a FIFO planted at the name must not hang the reader here
+            held = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return open_()  # missing or unreadable: DuckDB says so, in the caller's words
         try:
             before = os.fstat(held)
             try:
@@ -134,6 +134,11 @@ def opened_unreplaced(path: Path, open_: Callable[[], T], close: Callable[[T], N
         finally:
             os.close(held)
     raise UserError(f"cannot open {path}: it was replaced while it opened, {REPLACED_RETRIES} times in a row")
+
+
+def connect_unreplaced(path: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only DuckDB connection to the database file `path`, which a publish may rename a new file over."""
+    return opened_unreplaced(path, lambda: duckdb.connect(str(path), read_only=True), lambda con: con.close())
 
 
 def _same_file(path: Path, before: os.stat_result) -> bool:

@@ -12,13 +12,14 @@ rename is made to land inside the open, deterministically; the end-to-end race i
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from warehouse.connection import REPLACED_RETRIES, attach_read_only, opened_unreplaced
+from warehouse.connection import REPLACED_RETRIES, attach_read_only, connect_unreplaced, opened_unreplaced
 from warehouse.errors import UserError
 
 
@@ -111,3 +112,26 @@ def test_no_file_gives_duckdbs_own_error(tmp_path: Path) -> None:
     missing = tmp_path / "none.serving.duckdb"
     with pytest.raises(duckdb.IOException):
         opened_unreplaced(missing, lambda: duckdb.connect(str(missing), read_only=True), lambda c: c.close())
+
+
+def test_a_fifo_at_the_name_does_not_hang_the_reader(tmp_path: Path) -> None:
+    """A FIFO planted at the serving file's name: holding it open must not wait for a writer (DuckDB then says
+    what it makes of it)."""
+    planted = tmp_path / "w.serving.duckdb"
+    os.mkfifo(planted)
+    answers: list[str] = []
+    opener = threading.Thread(target=lambda: answers.append(opened_unreplaced(planted, lambda: "opened", print)))
+    opener.start()
+    opener.join(timeout=10)
+    if opener.is_alive():  # unblock the thread before failing, or pytest waits for it too
+        os.close(os.open(planted, os.O_WRONLY | os.O_NONBLOCK))
+        opener.join()
+        pytest.fail("holding the FIFO open waited for a writer")
+    assert answers == ["opened"]
+
+
+def test_connect_unreplaced_reads_the_file_behind_the_name(files) -> None:
+    final, replace = files
+    replace()
+    with connect_unreplaced(final) as con:
+        assert con.execute("select version from publish_info").fetchall() == [(2,)]
