@@ -34,6 +34,7 @@ RUN_SPECIFIC = {
     "finished_at",
     "uri",
     "seconds",
+    "load_date",  # the UTC day a load ran (warehouse_loaded_rows_daily): the day the demo was ingested
 }
 
 
