@@ -7,7 +7,7 @@ from typing import Any
 
 # issue 30's goals, as bench/scale.py checks them on the two scales compared (small, large)
 GOALS = {
-    "build": "full build at most 12x its time at the smaller scale for 10x the data (1.2x per unit of growth)",
+    "build": "full build at most 12x its time at the smaller scale for 10x the data, pro rata",
     "nightly": "nightly after one new day at most 0.3x a full refresh (publish included), larger scale",
     "publish": "incremental publish after one new day at most 0.2x a full publish, larger scale",
     "queries": "dashboard page queries: p95 at most 300 ms on every page, larger scale",

@@ -69,7 +69,7 @@ def test_goals_and_growth_from_the_figures() -> None:
     }
     text = markdown({"scales_compared": ["100", "1000"], "scales": {"100": small, "1000": large}})
     assert "| build | 11.0x |" in text and "| disk (warehouse) | 9.0x |" in text
-    assert "(1.2x per unit of growth) | 11.00x: met (allowed 12.0x for 10x the data) |" in text
+    assert "for 10x the data, pro rata | 11.00x: met (allowed 12.0x for 10x the data) |" in text
     assert "a full refresh (publish included), larger scale | 0.50x: NOT met |" in text
     assert "a full publish, larger scale | not measured |" in text
     assert "| `publish --full` | n/a | not available |" in text
