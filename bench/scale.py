@@ -48,6 +48,7 @@ from pathlib import Path
 
 from bench.scale_report import GOALS, markdown
 from demo.dataset import SOURCES
+from warehouse.build_record import record_path
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "cli"]
@@ -137,15 +138,18 @@ def room_for_a_copy(db: Path) -> bool:
 
 
 def copy_warehouse(db: Path, to: Path) -> Path:
-    """`db` and its serving file copied to `to` (reflinked where the file system can)."""
-    for source, target in ((db, to), (serving_of(db), serving_of(to))):
+    """`db`, its serving file and its build record copied to `to` (reflinked where the file system can): a copy
+    without the record would be a warehouse never built, whose next build (the nightly's, and `forget`'s
+    rebuild) tests every row instead of the new loads (operations/data_test_scope.py)."""
+    for source, target in ((db, to), (serving_of(db), serving_of(to)), (record_path(db), record_path(to))):
         if source.exists():
             subprocess.run(["cp", "--reflink=auto", str(source), str(target)], check=True)
     return to
 
 
 def remove_warehouse(db: Path) -> None:
-    for path in (db, Path(f"{db}.wal"), serving_of(db), Path(f"{db}.tmp"), db.parent / f"{db.stem}-archive"):
+    for path in (db, Path(f"{db}.wal"), serving_of(db), record_path(db), Path(f"{db}.tmp"),
+                 db.parent / f"{db.stem}-archive"):  # fmt: skip
         if path.is_dir():
             shutil.rmtree(path)
         else:

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import duckdb
 
+from bench.scale import copy_warehouse, remove_warehouse
 from bench.scale_report import markdown
+from warehouse.build_record import last_build, record_build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,3 +84,17 @@ def test_the_build_bound_follows_the_growth_of_the_data() -> None:
     small, large = {"build": {"seconds": 60.0}}, {"build": {"seconds": 600.0}}
     text = markdown({"scales_compared": ["100", "800"], "scales": {"100": small, "800": large}})
     assert "| 10.00x: NOT met (allowed 9.6x for 8x the data) |" in text
+
+
+def test_a_copied_warehouse_keeps_its_build_record(tmp_path: Path) -> None:
+    """The nightly and forget phases work on copies: without the record the copy's builds (the nightly's,
+    forget's rebuild) would test every row, not the new loads the phases mean to measure."""
+    db = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(db)).close()
+    record_build(db, "build-1", "2026-11-01 23:59:59.999999")
+    copy = copy_warehouse(db, tmp_path / "nightly.duckdb")
+    copied = last_build(copy)
+    assert copied is not None and copied.build_id == "build-1", copied
+    remove_warehouse(copy)
+    assert last_build(copy) is None and not copy.exists()
+    assert last_build(db) is not None
