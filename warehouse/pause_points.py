@@ -21,11 +21,18 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 ENVIRONMENT_VARIABLE = "FEEDBACK_PAUSE_AT"
 
 
 def pause_point(name: str) -> None:
-    """Stop this process here if a test asked for this point."""
+    """Stop this process here if a test asked for this point.
+
+    The SIGSTOP goes to the calling thread (pthread_kill), which then stops before its next instruction and
+    the whole process with it. Sent to the process (os.kill), the kernel may hand it to another thread (in
+    dbt, the hook runs in a worker thread, the main one waiting): the caller ran on until that thread stopped
+    the group, on a loaded machine far enough to rename the serving file the test meant to keep
+    (tests/operations/test_dbt_publish.py, failed so twice)."""
     if os.environ.get(ENVIRONMENT_VARIABLE) == name:
-        os.kill(os.getpid(), signal.SIGSTOP)
+        signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
