@@ -31,8 +31,8 @@ def pause_point(name: str) -> None:
 
     The SIGSTOP goes to the calling thread (pthread_kill), which then stops before its next instruction and
     the whole process with it. Sent to the process (os.kill), the kernel may hand it to another thread (in
-    dbt, the hook runs in a worker thread, the main one waiting): the caller ran on until that thread stopped
-    the group, on a loaded machine far enough to rename the serving file the test meant to keep
-    (tests/operations/test_dbt_publish.py, failed so twice)."""
+    dbt, the hook runs in a worker thread, the main one waiting), and the caller runs on until that thread
+    stops the group: the likely cause of a failure of tests/operations/test_dbt_publish.py's killed-build test
+    under load, whose serving file already named the build it was killed in (not reproduced on demand)."""
     if os.environ.get(ENVIRONMENT_VARIABLE) == name:
         signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
