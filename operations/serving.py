@@ -71,11 +71,12 @@ MARTS = Path(__file__).resolve().parents[1] / "models" / "marts"
 SERVING_VIEW = "serving: view"
 
 
-# The large row relations (the warehouse views published as tables, history-long) that an incremental publish
-# brings up to date by difference, each with its key (the column of its model's `primary_key` test): the rows
-# whose key is new, gone, or whose row differs from the published one are deleted and inserted, nothing else is
-# written. The difference is taken on the rows themselves, not on the logs, so a change no log names (the
-# retention flags moving with the report instant, a reaction replaced by a later load, a purge) is carried too.
+# The large row relations (history-long; in the warehouse views but feedback_signals, all published as tables)
+# that an incremental publish brings up to date by difference, each with its key (the column of its model's
+# `primary_key` test): the rows whose key is new, gone, or whose row differs from the published one are deleted
+# and inserted, nothing else is written. The difference is taken on the rows themselves, not on the logs, so a
+# change no log names (the retention flags moving with the report instant, a reaction replaced by a later load, a
+# purge) is carried too.
 # Every other relation (the marts the build recomputes, a few thousand rows) is copied whole.
 BY_KEY: dict[str, str] = {
     "feedback_signals": "signal_id",

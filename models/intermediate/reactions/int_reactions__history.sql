@@ -24,8 +24,9 @@
 -- neighbours): a reaction's next one follows it only when it was given by
 -- as_of too (every later one then is after as_of as well), and its previous
 -- one always was. Fields and status come from int_reactions__unified, so a
--- reaction the index later removed is current here. A view: the cut is a
--- filter on the stored table.
+-- reaction the index later removed is current here. A table (dbt_project.yml):
+-- about thirty data tests and six models read it, directly or through
+-- int_reactions__active and turn_reactions_active.
 
 with sequenced as (
     select * from {{ ref('int_reactions__sequenced') }}
