@@ -145,6 +145,8 @@ def purge(
         con.close()
     for line in purge_lines(results, dry_run):
         click.echo(line)
+    if not dry_run and any(r.archived or r.deleted or r.deleted_from_archive for r in results):
+        click.echo("the marts show this at the next build: run `feedback-analytics build` (the nightly does)")
 
 
 def purge_lines(results: list[Any], dry_run: bool) -> list[str]:
