@@ -31,6 +31,9 @@ PYTHON_PATHS := $(wildcard warehouse cli demo ingest operations dashboards tests
 SQL_PATHS := $(wildcard models tests/dbt)
 MACRO_PATHS := $(wildcard macros)
 PYTEST_ARGS ?=
+# pytest-xdist workers: each takes whole test files (their module fixtures, such as a built warehouse, are
+# built once), and each builds the session's shared demo warehouse for itself. TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 
 .PHONY: help venv demo test system-packages lint bench clean
 
@@ -55,8 +58,8 @@ demo: venv  ## generate demo data as of AS_OF, ingest it, build the models, star
 # System packages first (PostgreSQL, chromium: apt-get, when root or sudo allows;
 # otherwise their suites are skipped and listed at the end, and fail under CI).
 # pytest's own exit codes pass through: 5 ("no tests collected") fails too.
-test: system-packages venv  ## install missing system packages, run the test suite (PYTEST_ARGS='-k dbt -x')
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+test: system-packages venv  ## install missing system packages, run the test suite on TEST_WORKERS=2 workers (PYTEST_ARGS='-k dbt -x')
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 system-packages:  ## apt-get install what the suites need and the machine lacks (postgresql, chromium, python3-venv, Java 17, CJK and emoji fonts)
 	scripts/install-system-packages
