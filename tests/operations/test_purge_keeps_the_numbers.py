@@ -206,6 +206,14 @@ def test_purge_and_retention_views_cut_at_the_same_utc_day(purged: dict[str, Any
             assert logged[policy] == cutoff_at, policy
 
 
+def test_the_purge_says_the_stored_marts_show_it_at_the_next_build(purged: dict[str, Any]) -> None:
+    """The stored marts hold what the last build computed (docs/operations.md, "Retention purge"): a purge that
+    removed rows says so last; its dry run does not."""
+    hint = "the marts show this at the next build: run `feedback-analytics build` (the nightly does)"
+    assert purged["purge"].splitlines()[-1] == hint, purged["purge"]
+    assert hint not in purged["dry_run"]
+
+
 def test_dry_run_removes_what_the_windows_call_outside(purged: dict[str, Any]) -> None:
     """operations/retention.py (Python, whole days) and retention_policy_windows (dbt macros) agree per policy."""
     said = {}
