@@ -88,6 +88,22 @@ BY_KEY: dict[str, str] = {
     "retained_workspace_sessions": "session_id",
     "retained_eval_runs": "eval_run_id",
 }
+# The day of each BY_KEY relation's rows that narrows its difference: per day, the row count and a digest of the
+# rows (the XOR of their hashes) are compared first, a pass that groups into a few hundred days where the keyed
+# comparison builds a hash table of every key; the keys are then compared only within the days whose count or
+# digest differs (a night's new day, the days whose retention flags moved, a purged day, the day of a row
+# corrected in place). A row whose day changed changes both days. Any column gives the same result; a column
+# that dates the row keeps the changed days few.
+BY_DAY: dict[str, str] = {
+    "feedback_signals": "occurred_at",
+    "stored_analyzer_events": "invoked_at",
+    "stored_turn_reactions": "reacted_at",
+    "turn_reactions_active": "reacted_at",
+    "retained_session_feedback": "recorded_at",
+    "retained_workspace_feedback": "created_at",
+    "retained_workspace_sessions": "created_at",
+    "retained_eval_runs": "started_at",
+}
 # The relations the dashboard's conversation drill-down looks one conversation up in (dashboards/queries/
 # conversations.py), stored in conversation order so DuckDB's zone maps skip every row group that cannot hold it
 # (a full scan of the 2.5M stored reactions at scale 100 took 30 ms a query, 2 ms sorted). A copy sorts; an
@@ -252,27 +268,63 @@ def _create_views(con: duckdb.DuckDBPyConnection, views: dict[str, str], kept: C
     return 0
 
 
+def _day(name: str, alias: str) -> str:
+    """SQL: the day (BY_DAY) of row `alias` of relation `name`; one day for the rows without one."""
+    return f"coalesce(cast({alias}.{quote(BY_DAY[name])} as date), date '0001-01-01')"
+
+
+def changed_days(con: duckdb.DuckDBPyConnection, name: str, built: str, served: str) -> int:
+    """Fill temp.publish_days with the days (BY_DAY) whose row count or digest differs between the warehouse's
+    relation `built` and the published `served`; how many."""
+
+    def digest(relation: str, alias: str) -> str:
+        return (
+            f"select {_day(name, alias)} as day, count(*) as row_count, bit_xor(hash({alias})) as digest "
+            f"from {relation} as {alias} group by all"
+        )
+
+    con.execute(
+        "create or replace temp table publish_days as select coalesce(built.day, served.day) as day "
+        f"from ({digest(built, 'built_row')}) as built full join ({digest(served, 'served_row')}) as served "
+        "on built.day = served.day "
+        "where built.row_count is distinct from served.row_count or built.digest is distinct from served.digest"
+    )
+    return con.execute("select count(*) from temp.publish_days").fetchall()[0][0]
+
+
 def _difference(con: duckdb.DuckDBPyConnection, name: str, key: str, source: str) -> tuple[int, int]:
     """Bring the published table `name` (current catalog) to the warehouse's rows: the rows whose key is new,
-    gone or whose row hashes differently are deleted and inserted; (rows inserted, rows deleted). Rows are
-    compared by a 64-bit hash of the whole row (DuckDB's `hash` of the row as a struct): two different rows of
-    one key hashing alike, the one way a change could be missed, has a chance near 2^-64 per changed row."""
+    gone or whose row hashes differently are deleted and inserted; (rows inserted, rows deleted). The keys are
+    compared only within the days whose rows differ (BY_DAY, `changed_days`). Rows are compared by a 64-bit
+    hash of the whole row (DuckDB's `hash` of the row as a struct), days by their row count and the XOR of
+    those hashes: a changed row whose hash equals its old one's, or changed rows of one day whose hashes XOR to
+    their old ones', the ways a change could be missed, have a chance near 2^-64 per changed row or day."""
     built, served, column = f"{quote(source)}.marts.{quote(name)}", f"marts.{quote(name)}", quote(key)
-    con.execute(
-        f"create or replace temp table publish_changed as select coalesce(built.changed_key, served.changed_key) "
-        f"as changed_key from (select built_row.{column} as changed_key, hash(built_row) as row_hash "
-        f"from {built} as built_row) as built full join (select served_row.{column} as changed_key, "
-        f"hash(served_row) as row_hash from {served} as served_row) as served "
-        "on built.changed_key = served.changed_key where built.row_hash is distinct from served.row_hash"
-    )
     try:
+        if not changed_days(con, name, built, served):
+            return 0, 0
+
+        def rows_of_changed_days(relation: str, alias: str) -> str:
+            return (
+                f"select {alias}.{column} as changed_key, hash({alias}) as row_hash from {relation} as {alias} "
+                f"where {_day(name, alias)} in (select day from temp.publish_days)"
+            )
+
+        con.execute(
+            "create or replace temp table publish_changed as "
+            "select coalesce(built.changed_key, served.changed_key) as changed_key "
+            f"from ({rows_of_changed_days(built, 'built_row')}) as built "
+            f"full join ({rows_of_changed_days(served, 'served_row')}) as served "
+            "on built.changed_key = served.changed_key where built.row_hash is distinct from served.row_hash"
+        )
         changed = "(select changed_key from temp.publish_changed)"
         (removed,) = con.execute(f"delete from {served} where {column} in {changed}").fetchall()[0]
         (added,) = con.execute(
             f"insert into {served} select * from {built} where {column} in {changed}{_in_order(name)}"
         ).fetchall()[0]
     finally:
-        con.execute("drop table temp.publish_changed")
+        con.execute("drop table if exists temp.publish_changed")
+        con.execute("drop table if exists temp.publish_days")
     return added, removed
 
 

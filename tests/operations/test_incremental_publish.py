@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from operations.serving import BY_KEY, SORTED_BY, TEMPORARY_MARK, publish
+from operations.serving import BY_DAY, BY_KEY, SORTED_BY, TEMPORARY_MARK, changed_days, publish
 from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail, marts_relations
 from warehouse.location import serving_path
 
@@ -133,6 +133,30 @@ def test_an_incremental_publish_equals_a_full_one_row_for_row(nightly: Nightly, 
     assert again.mode == "incremental" and again.reason == "" and again.removed == 0, again
     assert again.recomputed > 0, again  # the relations not brought up to date by difference are copied whole
     assert_same_serving_files(serving_path(nightly.db), serving_path(reference))
+
+
+def test_the_difference_compares_the_rows_of_the_changed_days_only(nightly: Nightly) -> None:
+    """Per BY_KEY relation, the days whose row count or digest differ between the warehouse and the serving file
+    before the new day: the new day and the days the purge or the moved retention flags touched, a few of
+    history's; the day of the session corrected in place (no log names it) among them."""
+    assert set(BY_DAY) == set(BY_KEY)
+    with duckdb.connect() as con:
+        con.execute("set TimeZone = 'UTC'")
+        con.execute(f"attach '{nightly.db}' as built (read_only)")
+        con.execute(f"attach '{nightly.before}' as served (read_only)")
+        for name in BY_KEY:
+            changed = changed_days(con, name, f"built.marts.{name}", f"served.marts.{name}")
+            dated = f"select count(distinct cast({BY_DAY[name]} as date)) from built.marts.{name}"
+            days = con.execute(dated).fetchone()
+            assert 0 < changed <= days[0], (name, changed, days)
+            if name in ("feedback_signals", "stored_analyzer_events", "stored_turn_reactions"):
+                assert changed < days[0] / 4, (name, changed, days)  # a few days, not history
+            if name == "retained_workspace_sessions":
+                (day,) = con.execute(
+                    "select cast(created_at as date) from built.marts.retained_workspace_sessions where session_id = ?",
+                    [nightly.corrected],
+                ).fetchone()
+                assert con.execute("select count(*) from temp.publish_days where day = ?", [day]).fetchone() == (1,)
 
 
 def out_of_order(serving: Path) -> dict[str, tuple[int, int]]:
