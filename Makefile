@@ -59,7 +59,7 @@ demo: venv  ## generate demo data as of AS_OF, ingest it, build the models, star
 # otherwise their suites are skipped and listed at the end, and fail under CI).
 # pytest's own exit codes pass through: 5 ("no tests collected") fails too.
 test: system-packages venv  ## install missing system packages, run the test suite on TEST_WORKERS=2 workers (PYTEST_ARGS='-k dbt -x')
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 system-packages:  ## apt-get install what the suites need and the machine lacks (postgresql, chromium, python3-venv, Java 17, CJK and emoji fonts)
 	scripts/install-system-packages

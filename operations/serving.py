@@ -89,11 +89,11 @@ BY_KEY: dict[str, str] = {
     "retained_eval_runs": "eval_run_id",
 }
 # The day of each BY_KEY relation's rows that narrows its difference: per day, the row count and a digest of the
-# rows (the XOR of their hashes) are compared first, a pass that groups into a few hundred days where the keyed
-# comparison builds a hash table of every key; the keys are then compared only within the days whose count or
-# digest differs (a night's new day, the days whose retention flags moved, a purged day, the day of a row
-# corrected in place). A row whose day changed changes both days. Any column gives the same result; a column
-# that dates the row keeps the changed days few.
+# rows (the XOR of their row hashes, each hashed again: `changed_days`) are compared first, a pass that groups
+# into a few hundred days where the keyed comparison builds a hash table of every key; the keys are then
+# compared only within the days whose count or digest differs (a night's new day, the days whose retention flags
+# moved, a purged day, the day of a row corrected in place). A row whose day changed changes both days. Any
+# column gives the same result; a column that dates the row keeps the changed days few.
 BY_DAY: dict[str, str] = {
     "feedback_signals": "occurred_at",
     "stored_analyzer_events": "invoked_at",
@@ -275,11 +275,13 @@ def _day(name: str, alias: str) -> str:
 
 def changed_days(con: duckdb.DuckDBPyConnection, name: str, built: str, served: str) -> int:
     """Fill temp.publish_days with the days (BY_DAY) whose row count or digest differs between the warehouse's
-    relation `built` and the published `served`; how many."""
+    relation `built` and the published `served`; how many. The digest XORs each row's hash hashed again: DuckDB's
+    hash of a row is XOR-linear in its last column, so an even number of rows of one day whose last column changed
+    alike (the retention flag of a day leaving the window) would otherwise cancel out in the XOR."""
 
     def digest(relation: str, alias: str) -> str:
         return (
-            f"select {_day(name, alias)} as day, count(*) as row_count, bit_xor(hash({alias})) as digest "
+            f"select {_day(name, alias)} as day, count(*) as row_count, bit_xor(hash(hash({alias}))) as digest "
             f"from {relation} as {alias} group by all"
         )
 
@@ -297,8 +299,9 @@ def _difference(con: duckdb.DuckDBPyConnection, name: str, key: str, source: str
     gone or whose row hashes differently are deleted and inserted; (rows inserted, rows deleted). The keys are
     compared only within the days whose rows differ (BY_DAY, `changed_days`). Rows are compared by a 64-bit
     hash of the whole row (DuckDB's `hash` of the row as a struct), days by their row count and the XOR of
-    those hashes: a changed row whose hash equals its old one's, or changed rows of one day whose hashes XOR to
-    their old ones', the ways a change could be missed, have a chance near 2^-64 per changed row or day."""
+    those hashes hashed again: a changed row whose hash equals its old one's, or changed rows of one day whose
+    rehashed hashes XOR to their old ones', the ways a change could be missed, have a chance near 2^-64 per
+    changed row or day."""
     built, served, column = f"{quote(source)}.marts.{quote(name)}", f"marts.{quote(name)}", quote(key)
     try:
         if not changed_days(con, name, built, served):

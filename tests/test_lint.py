@@ -34,8 +34,14 @@ def test_ruff(check: list[str]) -> None:
 
 @pytest.mark.slow
 def test_sqlfluff_with_the_dbt_templater(tmp_path: Path) -> None:
-    # an in-memory database keeps the templater off any real warehouse file
-    result = run([str(BIN / "sqlfluff"), "lint", "models", "tests/dbt"], FEEDBACK_DB=":memory:")
+    # an in-memory database keeps the templater off any real warehouse file; dbt's target/ and logs/ go to this
+    # test's folder, not the checkout another test worker's dbt may be using
+    result = run(
+        [str(BIN / "sqlfluff"), "lint", "models", "tests/dbt"],
+        FEEDBACK_DB=":memory:",
+        DBT_TARGET_PATH=str(tmp_path / "target"),
+        DBT_LOG_PATH=str(tmp_path / "logs"),
+    )
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
     assert "All Finished" in result.stdout
 

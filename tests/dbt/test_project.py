@@ -298,10 +298,12 @@ def test_feedback_analytics_build_leaves_the_unit_tests_to_the_test_suite(tmp_pa
     assert "unit_test" not in dbt_command("build")
 
 
-def test_build_on_a_terminal_shows_progress_not_dbt_output(tmp_path: Path) -> None:
+def test_build_on_a_terminal_shows_progress_not_dbt_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a terminal `feedback-analytics build` prints one progress line and dbt's summary, not dbt's raw log."""
     from tests.support.ingest import run_on_a_terminal
 
+    monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "dbt-target"))  # not the checkout's target/ and logs/
+    monkeypatch.setenv("DBT_LOG_PATH", str(tmp_path / "dbt-logs"))
     warehouse = new_warehouse(tmp_path)
     code, printed = run_on_a_terminal(
         ["build", "--db", warehouse, "--", "--select", "path:seeds", "staging", "--indirect-selection", "cautious"]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tests.support.ingest import (
     analyzer_event,
+    cli_env,
     query,
     reaction_envelope,
     reaction_payload,
@@ -139,7 +140,9 @@ def test_the_nightly_log_stays_one_record_per_line(tmp_path: Path) -> None:
     config.write_text(f'[[analyzer]]\npath = "{store}"\n')
     db = tmp_path / "w.duckdb"
     log = tmp_path / "nightly.log"
-    result = run_cli("nightly", "--config", config, "--as-of", "2026-11-01", "--db", db, "--log-file", log, timeout=900)
+    dbt_paths = {"DBT_TARGET_PATH": str(tmp_path / "dbt-target"), "DBT_LOG_PATH": str(tmp_path / "dbt-logs")}
+    nightly = ("nightly", "--config", config, "--as-of", "2026-11-01", "--db", db, "--log-file", log)
+    result = run_cli(*nightly, env=cli_env(**dbt_paths), timeout=900)
     assert result.returncode == 1, result.stdout + result.stderr
     assert_printable(result.stdout + result.stderr + log.read_text())
     prefix = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (INFO|ERROR|WARNING) ")

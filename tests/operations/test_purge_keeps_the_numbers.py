@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import subprocess
 import sys
@@ -51,9 +52,12 @@ MIXED_AS_OF = json.dumps({"allow_mixed_as_of": True})
 
 
 def cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+    # dbt's target/ and logs/ beside the warehouse, not in the checkout another test worker's dbt may be using
+    dbt_paths = {"DBT_TARGET_PATH": str(db.parent / "dbt-target"), "DBT_LOG_PATH": str(db.parent / "dbt-logs")}
     result = subprocess.run(
         [sys.executable, "-m", "cli", *args, "--db", str(db)],
         cwd=REPO,
+        env={**os.environ, **dbt_paths},
         capture_output=True,
         text=True,
         timeout=900,

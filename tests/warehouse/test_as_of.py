@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -137,6 +138,7 @@ def test_equivalent_instants_give_identical_marts(
     built = subprocess.run(
         [sys.executable, "-m", "cli", "build", "--as-of", through_cli, "--db", str(demo_warehouse)],
         cwd=REPO,
+        env={**os.environ, "DBT_TARGET_PATH": str(tmp_path / "cli-target"), "DBT_LOG_PATH": str(tmp_path / "cli-logs")},
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
