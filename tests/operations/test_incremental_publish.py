@@ -19,7 +19,18 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from operations.serving import BY_DAY, BY_KEY, SORTED_BY, TEMPORARY_MARK, _difference, changed_days, publish
+from operations.serving import (
+    BY_DAY,
+    BY_KEY,
+    DIGESTS,
+    MAX_DAY_RANGES,
+    SORTED_BY,
+    TEMPORARY_MARK,
+    _difference,
+    _digest,
+    changed_days,
+    publish,
+)
 from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail, marts_relations
 from warehouse.location import serving_path
 
@@ -185,6 +196,68 @@ def test_rows_of_one_day_changed_alike_are_published(flipped: int) -> None:
         assert _difference(con, name, key, "warehouse") == (flipped, flipped)
         differ = f"select count(*) from (from warehouse.marts.{name} except all from marts.{name})"
         assert con.execute(differ).fetchone() == (0,)
+
+
+def stored_and_recomputed_digests(con: duckdb.DuckDBPyConnection, catalog: str, name: str) -> tuple[list, list]:
+    """Relation `name`'s rows of DIGESTS in `catalog`, and its digests computed again from its rows, both sorted."""
+    stored = f"select day, row_count, digest from {catalog}.{DIGESTS} where relation = ? order by day"
+    again = f"select * from ({_digest(name, f'{catalog}.marts.{name}', 'row_again')}) order by day"
+    return con.execute(stored, [name]).fetchall(), con.execute(again).fetchall()
+
+
+def test_the_digests_a_publish_stores_are_those_of_its_rows(nightly: Nightly, tmp_path: Path) -> None:
+    """The next incremental publish reads the served side's day digests from DIGESTS instead of computing them
+    from every published row: after the hook's incremental publish and after a full one, they are the digests of
+    the rows the file holds, for every BY_KEY relation."""
+    reference = copy_warehouse(nightly.db, tmp_path / "digests.duckdb")
+    serving_path(reference).unlink()
+    assert publish(reference, full=True).mode == "full"
+    with duckdb.connect() as con:
+        con.execute("set TimeZone = 'UTC'")
+        con.execute(f"attach '{serving_path(nightly.db)}' as incremental (read_only)")
+        con.execute(f"attach '{serving_path(reference)}' as full_one (read_only)")
+        for catalog in ("incremental", "full_one"):
+            for name in BY_KEY:
+                stored, again = stored_and_recomputed_digests(con, catalog, name)
+                assert stored == again and (len(stored) > 1 or name == "retained_eval_runs"), (catalog, name)
+
+
+@pytest.mark.parametrize("days", [3, MAX_DAY_RANGES + 6])
+def test_rows_of_changed_days_far_apart_and_undated_are_published(days: int) -> None:
+    """The rows of the changed days are found by ranges of their timestamps (so DuckDB skips the row groups of
+    other days), by the day's membership beyond MAX_DAY_RANGES runs of days: either way every changed row is
+    published, the undated rows' changes among them, and the stored digests are those of the new rows."""
+    name, key = "stored_analyzer_events", BY_KEY["stored_analyzer_events"]
+    day = BY_DAY[name]
+    rows = (
+        f"select i as {key}, case when i % 500 = 7 then null else timestamp '2026-01-01' + to_days(cast(i % 250 as "
+        f"integer)) + to_seconds(cast(i as bigint)) end as {day}, true as is_retained from range(5000) as r(i)"
+    )
+    with duckdb.connect() as con:
+        con.execute("set TimeZone = 'UTC'")
+        con.execute("attach ':memory:' as warehouse")
+        for schema in ("warehouse.marts", "marts"):
+            con.execute(f"create schema {schema}")
+            con.execute(f"create table {schema}.{name} as {rows}")
+        con.execute("create schema serving")
+        con.execute(
+            f"create table {DIGESTS} as select '{name}' as relation, * from ({_digest(name, f'marts.{name}', 'r')})"
+        )
+        changed_days_of = f"i % 250 in (select unnest(range(0, {2 * days}, 2)))"  # every other day: runs of one day
+        con.execute(
+            f"update warehouse.marts.{name} set is_retained = false where {key} in (select i from range(5000) as r(i) "
+            f"where {changed_days_of} or i % 500 = 7)"
+        )
+        con.execute(f"delete from warehouse.marts.{name} where {key} = 1")  # gone
+        con.execute(f"insert into warehouse.marts.{name} values (9999, timestamp '2026-01-03 12:00:00', true)")
+        expected = con.execute(
+            f"select count(*) from (from warehouse.marts.{name} except all from marts.{name})"
+        ).fetchone()[0]
+        assert _difference(con, name, key, "warehouse") == (expected, expected)
+        for left, right in ((f"warehouse.marts.{name}", f"marts.{name}"), (f"marts.{name}", f"warehouse.marts.{name}")):
+            assert con.execute(f"select count(*) from (from {left} except all from {right})").fetchone() == (0,)
+        stored, again = stored_and_recomputed_digests(con, "memory", name)
+        assert stored == again
 
 
 def out_of_order(serving: Path) -> dict[str, tuple[int, int]]:
