@@ -7,7 +7,11 @@ file of its own, `<warehouse stem>.serving.duckdb` beside the warehouse
 (`warehouse.location.serving_path`): every relation of the `marts` schema
 (the marts, the `stored_*` and `retained_*` views) and one row of warehouse
 status (`serving.publish_info`: when it was published, from which warehouse
-and engine, when data last arrived, the raw tables).
+and engine, when data last arrived, the raw tables), and the day digests of
+the large relations as published (`serving.publish_digests`, for the next
+incremental publish: operations/serving_days.py). Only `publish` writes the
+file: an incremental publish trusts its digests, so a file changed by any
+other hand is set right by `publish --full`.
 
 The relations are the models under models/marts/ (a relation dbt no longer
 builds, left behind by a removed or renamed model, is not published). A
@@ -51,6 +55,7 @@ from pathlib import Path
 
 import duckdb
 
+from operations.serving_days import DIGESTS, changed_days, covers, digest, has_digests, on_changed_days, store_digests
 from warehouse.build_record import last_build, unpublished_build, unpublished_message
 from warehouse.connection import connect_unreplaced, limit_memory, lock_wait_seconds, wait_out_lock
 from warehouse.durable import fsync
@@ -88,22 +93,6 @@ BY_KEY: dict[str, str] = {
     "retained_workspace_sessions": "session_id",
     "retained_eval_runs": "eval_run_id",
 }
-# The day of each BY_KEY relation's rows that narrows its difference: per day, the row count and a digest of the
-# rows (the XOR of their row hashes, each hashed again: `changed_days`) are compared first, a pass that groups
-# into a few hundred days where the keyed comparison builds a hash table of every key; the keys are then
-# compared only within the days whose count or digest differs (a night's new day, the days whose retention flags
-# moved, a purged day, the day of a row corrected in place). A row whose day changed changes both days. Any
-# column gives the same result; a column that dates the row keeps the changed days few.
-BY_DAY: dict[str, str] = {
-    "feedback_signals": "occurred_at",
-    "stored_analyzer_events": "invoked_at",
-    "stored_turn_reactions": "reacted_at",
-    "turn_reactions_active": "reacted_at",
-    "retained_session_feedback": "recorded_at",
-    "retained_workspace_feedback": "created_at",
-    "retained_workspace_sessions": "created_at",
-    "retained_eval_runs": "started_at",
-}
 # The relations the dashboard's conversation drill-down looks one conversation up in (dashboards/queries/
 # conversations.py), stored in conversation order so DuckDB's zone maps skip every row group that cannot hold it
 # (a full scan of the 2.5M stored reactions at scale 100 took 30 ms a query, 2 ms sorted). A copy sorts; an
@@ -116,11 +105,6 @@ SORTED_BY: dict[str, tuple[str, ...]] = {
 # the serving.publish_info columns an incremental publish needs from the file it starts from
 INCREMENTAL_FIELDS = ("engine", "erasures", "published_by")
 PUBLISHED_BY = "incremental-2"
-# Per BY_KEY relation and day, the row count and digest (changed_days) of what the serving file holds, written by
-# every publish with the relations themselves: the next incremental publish reads the served side's digests here
-# instead of computing them from every published row (a file without it, from before incremental-2, is published
-# in full once).
-DIGESTS = "serving.publish_digests"
 
 
 @dataclass(frozen=True)
@@ -273,82 +257,6 @@ def _create_views(con: duckdb.DuckDBPyConnection, views: dict[str, str], kept: C
     return 0
 
 
-UNDATED = dt.date(1, 1, 1)  # the day of the rows without one
-# Beyond this many runs of consecutive changed days, the rows of the changed days are found by their day's
-# membership in temp.publish_days (a scan of every row) instead of by ranges of their timestamps.
-MAX_DAY_RANGES = 64
-
-
-def _day(name: str, alias: str) -> str:
-    """SQL: the day (BY_DAY) of row `alias` of relation `name`; UNDATED for the rows without one."""
-    return f"coalesce(cast({alias}.{quote(BY_DAY[name])} as date), date '{UNDATED.isoformat()}')"
-
-
-def _on_changed_days(con: duckdb.DuckDBPyConnection, name: str, alias: str) -> str:
-    """SQL: whether row `alias` of relation `name` is of a day in temp.publish_days. As half-open ranges of its
-    timestamp (BY_DAY) over the runs of consecutive days, which DuckDB checks against each row group's min and
-    max, so the row groups of other days are skipped (a relation stored in about the order of its days reads a
-    few row groups, not history); beyond MAX_DAY_RANGES runs, by the day's membership."""
-    days = [day for (day,) in con.execute("select day from temp.publish_days order by day").fetchall()]
-    runs: list[list[dt.date]] = []
-    for day in days:
-        if runs and day == runs[-1][1] + dt.timedelta(days=1):
-            runs[-1][1] = day
-        else:
-            runs.append([day, day])
-    if len(runs) > MAX_DAY_RANGES:
-        return f"{_day(name, alias)} in (select day from temp.publish_days)"
-    column = f"{alias}.{quote(BY_DAY[name])}"
-    ranges = [
-        f"({column} >= timestamp '{first}' and {column} < timestamp '{last + dt.timedelta(days=1)}')"
-        for first, last in runs
-    ]
-    if UNDATED in days:
-        ranges.append(f"{column} is null")
-    return "(" + " or ".join(ranges) + ")" if ranges else "false"
-
-
-def _digest(name: str, relation: str, alias: str) -> str:
-    """SQL: per day (BY_DAY) of `relation` (relation `name`'s rows), its row count and digest (see changed_days)."""
-    return (
-        f"select {_day(name, alias)} as day, count(*) as row_count, bit_xor(hash(hash({alias}))) as digest "
-        f"from {relation} as {alias} group by all"
-    )
-
-
-def changed_days(
-    con: duckdb.DuckDBPyConnection, name: str, built: str, served: str, *, served_digests: str | None = None
-) -> int:
-    """Fill temp.publish_days with the days (BY_DAY) whose row count or digest differs between the warehouse's
-    relation `built` and the published `served`; how many. The digest XORs each row's hash hashed again: DuckDB's
-    hash of a row is XOR-linear in its last column, so an even number of rows of one day whose last column changed
-    alike (the retention flag of a day leaving the window) would otherwise cancel out in the XOR. The built side's
-    digests stay in temp.publish_built_days; the served side's are read from `served_digests` (a relation of
-    day, row_count, digest: what the last publish stored, DIGESTS) when given, else computed from `served`."""
-    con.execute(f"create or replace temp table publish_built_days as {_digest(name, built, 'built_row')}")
-    served_side = f"({served_digests or _digest(name, served, 'served_row')})"
-    con.execute(
-        "create or replace temp table publish_days as select coalesce(built.day, served.day) as day "
-        f"from temp.publish_built_days as built full join {served_side} as served on built.day = served.day "
-        "where built.row_count is distinct from served.row_count or built.digest is distinct from served.digest"
-    )
-    return con.execute("select count(*) from temp.publish_days").fetchall()[0][0]
-
-
-def _has_digests(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether the serving file being written (current catalog) holds DIGESTS."""
-    (catalog,) = con.execute("select current_database()").fetchall()[0]
-    return DIGESTS.split(".")[1] in _names(con, DIGESTS.split(".")[0], catalog)
-
-
-def _store_digests(con: duckdb.DuckDBPyConnection, name: str, digests: str) -> None:
-    """Replace relation `name`'s rows of DIGESTS (current catalog) by `digests` (SQL of day, row_count, digest)."""
-    con.execute(f"create schema if not exists {DIGESTS.split('.')[0]}")
-    con.execute(f"create table if not exists {DIGESTS} (relation varchar, day date, row_count bigint, digest ubigint)")
-    con.execute(f"delete from {DIGESTS} where relation = ?", [name])
-    con.execute(f"insert into {DIGESTS} select ?, day, row_count, digest from ({digests})", [name])
-
-
 def _difference(con: duckdb.DuckDBPyConnection, name: str, key: str, source: str) -> tuple[int, int]:
     """Bring the published table `name` (current catalog) to the warehouse's rows: the rows whose key is new,
     gone or whose row hashes differently are deleted and inserted; (rows inserted, rows deleted). The keys are
@@ -358,41 +266,40 @@ def _difference(con: duckdb.DuckDBPyConnection, name: str, key: str, source: str
     rehashed hashes XOR to their old ones', the ways a change could be missed, have a chance near 2^-64 per
     changed row or day."""
     built, served, column = f"{quote(source)}.marts.{quote(name)}", f"marts.{quote(name)}", quote(key)
-    stored = _has_digests(con)
+    keeps = has_digests(con)  # the file keeps digests: the served side's are read there, the new ones stored
+    digests = f"select day, row_count, digest from {DIGESTS} where relation = {sql_literal(name)}"
+    added = removed = 0
     try:
-        digests = f"select day, row_count, digest from {DIGESTS} where relation = {sql_literal(name)}"
-        if not changed_days(con, name, built, served, served_digests=digests if stored else None):
-            return 0, 0
+        if changed_days(con, name, built, served, served_digests=digests if keeps and covers(con, name) else None):
 
-        def rows_of_changed_days(relation: str, alias: str) -> str:
-            return (
-                f"select {alias}.{column} as changed_key, hash({alias}) as row_hash from {relation} as {alias} "
-                f"where {_on_changed_days(con, name, alias)}"
+            def rows_of_changed_days(relation: str, alias: str) -> str:
+                return (
+                    f"select {alias}.{column} as changed_key, hash({alias}) as row_hash from {relation} as {alias} "
+                    f"where {on_changed_days(con, name, alias)}"
+                )
+
+            con.execute(
+                "create or replace temp table publish_changed as "
+                "select coalesce(built.changed_key, served.changed_key) as changed_key "
+                f"from ({rows_of_changed_days(built, 'built_row')}) as built "
+                f"full join ({rows_of_changed_days(served, 'served_row')}) as served "
+                "on built.changed_key = served.changed_key where built.row_hash is distinct from served.row_hash"
             )
-
-        con.execute(
-            "create or replace temp table publish_changed as "
-            "select coalesce(built.changed_key, served.changed_key) as changed_key "
-            f"from ({rows_of_changed_days(built, 'built_row')}) as built "
-            f"full join ({rows_of_changed_days(served, 'served_row')}) as served "
-            "on built.changed_key = served.changed_key where built.row_hash is distinct from served.row_hash"
-        )
-        changed = "(select changed_key from temp.publish_changed)"
-        # a changed key's rows are of changed days on both sides (a row that moved changed both its days)
-        on_days = _on_changed_days(con, name, "changed_row")
-        (removed,) = con.execute(
-            f"delete from {served} as changed_row where {on_days} and changed_row.{column} in {changed}"
-        ).fetchall()[0]
-        (added,) = con.execute(
-            f"insert into {served} select * from {built} as changed_row "
-            f"where {on_days} and changed_row.{column} in {changed}{_in_order(name)}"
-        ).fetchall()[0]
-        if stored:
-            _store_digests(con, name, "from temp.publish_built_days")
+            changed = "(select changed_key from temp.publish_changed)"
+            # a changed key's rows are of changed days on both sides (a row that moved changed both its days)
+            on_days = on_changed_days(con, name, "changed_row")
+            (removed,) = con.execute(
+                f"delete from {served} as changed_row where {on_days} and changed_row.{column} in {changed}"
+            ).fetchall()[0]
+            (added,) = con.execute(
+                f"insert into {served} select * from {built} as changed_row "
+                f"where {on_days} and changed_row.{column} in {changed}{_in_order(name)}"
+            ).fetchall()[0]
+        if keeps:
+            store_digests(con, name, "from temp.publish_built_days")
     finally:
-        con.execute("drop table if exists temp.publish_changed")
-        con.execute("drop table if exists temp.publish_days")
-        con.execute("drop table if exists temp.publish_built_days")
+        for temporary in ("publish_changed", "publish_days", "publish_built_days"):
+            con.execute(f"drop table if exists temp.{temporary}")
     return added, removed
 
 
@@ -419,7 +326,9 @@ def _update(
             con.execute(f"drop table if exists marts.{quote(name)}")
             written, recomputed = written + _copy_rows(con, name, source), recomputed + 1
             if name in BY_KEY:
-                _store_digests(con, name, _digest(name, f"marts.{quote(name)}", "copied_row"))
+                store_digests(con, name, digest(name, f"marts.{quote(name)}", "copied_row"))
+    if has_digests(con):  # the digests of relations no longer published as tables go with them
+        con.execute(f"delete from {DIGESTS} where not list_contains(?, relation)", [[t for t in tables if t in BY_KEY]])
     return written, removed, recomputed
 
 
@@ -429,7 +338,7 @@ def _copy(con: duckdb.DuckDBPyConnection, names: list[str], kept: Collection[str
     con.execute("create schema marts")
     rows = sum(_copy_rows(con, name, source) for name in names if name not in kept)
     for name in sorted(BY_KEY.keys() & set(names) - set(kept)):
-        _store_digests(con, name, _digest(name, f"marts.{quote(name)}", "copied_row"))
+        store_digests(con, name, digest(name, f"marts.{quote(name)}", "copied_row"))
     return rows
 
 

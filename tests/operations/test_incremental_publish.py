@@ -19,18 +19,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from operations.serving import (
-    BY_DAY,
-    BY_KEY,
-    DIGESTS,
-    MAX_DAY_RANGES,
-    SORTED_BY,
-    TEMPORARY_MARK,
-    _difference,
-    _digest,
-    changed_days,
-    publish,
-)
+from operations.serving import BY_KEY, SORTED_BY, TEMPORARY_MARK, _difference, publish
+from operations.serving_days import BY_DAY, DIGESTS, MAX_DAY_RANGES, changed_days, digest
 from tests.support.dashboard import ROOT, DemoWarehouse, copy_warehouse, demo_or_fail, marts_relations
 from warehouse.location import serving_path
 
@@ -201,7 +191,7 @@ def test_rows_of_one_day_changed_alike_are_published(flipped: int) -> None:
 def stored_and_recomputed_digests(con: duckdb.DuckDBPyConnection, catalog: str, name: str) -> tuple[list, list]:
     """Relation `name`'s rows of DIGESTS in `catalog`, and its digests computed again from its rows, both sorted."""
     stored = f"select day, row_count, digest from {catalog}.{DIGESTS} where relation = ? order by day"
-    again = f"select * from ({_digest(name, f'{catalog}.marts.{name}', 'row_again')}) order by day"
+    again = f"select * from ({digest(name, f'{catalog}.marts.{name}', 'row_again')}) order by day"
     return con.execute(stored, [name]).fetchall(), con.execute(again).fetchall()
 
 
@@ -241,7 +231,7 @@ def test_rows_of_changed_days_far_apart_and_undated_are_published(days: int) -> 
             con.execute(f"create table {schema}.{name} as {rows}")
         con.execute("create schema serving")
         con.execute(
-            f"create table {DIGESTS} as select '{name}' as relation, * from ({_digest(name, f'marts.{name}', 'r')})"
+            f"create table {DIGESTS} as select '{name}' as relation, * from ({digest(name, f'marts.{name}', 'r')})"
         )
         changed_days_of = f"i % 250 in (select unnest(range(0, {2 * days}, 2)))"  # every other day: runs of one day
         con.execute(
@@ -258,6 +248,31 @@ def test_rows_of_changed_days_far_apart_and_undated_are_published(days: int) -> 
             assert con.execute(f"select count(*) from (from {left} except all from {right})").fetchone() == (0,)
         stored, again = stored_and_recomputed_digests(con, "memory", name)
         assert stored == again
+
+
+@pytest.mark.parametrize("odd", ["infinity", "-infinity", "9999-12-31 12:00:00", "0001-01-01 08:00:00"])
+def test_rows_of_odd_days_are_published(odd: str) -> None:
+    """A timestamp that is no plain calendar day of the ranges (infinite, the last day DuckDB's dates reach: the
+    raw readers' `try_cast` lets them through) or on the day the undated rows share: its changed row is published
+    like any other (by the day's membership where a range cannot say it), with no error."""
+    name, key = "stored_analyzer_events", BY_KEY["stored_analyzer_events"]
+    day = BY_DAY[name]
+    with duckdb.connect() as con:
+        con.execute("set TimeZone = 'UTC'")
+        con.execute("attach ':memory:' as warehouse")
+        for schema in ("warehouse.marts", "marts"):
+            con.execute(f"create schema {schema}")
+            con.execute(
+                f"create table {schema}.{name} as select i as {key}, case when i = 0 then timestamp '{odd}' when "
+                f"i = 1 then null else timestamp '2026-01-01' end as {day}, true as is_retained from range(3) r(i)"
+            )
+        con.execute("create schema serving")
+        con.execute(
+            f"create table {DIGESTS} as select '{name}' as relation, * from ({digest(name, f'marts.{name}', 'r')})"
+        )
+        con.execute(f"update warehouse.marts.{name} set is_retained = false where {key} in (0, 1)")
+        assert _difference(con, name, key, "warehouse") == (2, 2)
+        assert con.execute(f"select count(*) from marts.{name} where not is_retained").fetchone() == (2,)
 
 
 def out_of_order(serving: Path) -> dict[str, tuple[int, int]]:
