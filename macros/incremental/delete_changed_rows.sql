@@ -66,9 +66,16 @@
 {#-
     Whether a purge or an erasure (not a dry run) was applied at or after the
     latest `held_at` of the incremental model being built: its held rows may
-    then differ from the source. Runs one query when the hook is rendered.
+    then differ from the source. Also true when the stored table has no
+    `held_at` yet, or none of its rows has one (a table an older version
+    built whole; the build adds the column, on_schema_change): its rows are
+    then compared once. Runs one query when the hook is rendered.
 -#}
 {% macro source_changed_since_held() -%}
+    {%- set held_columns = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
+    {%- if 'held_at' not in held_columns -%}
+        {{ return(true) }}
+    {%- endif -%}
     {%- set query -%}
         select count(*) from (
             select applied_at as changed_at
@@ -79,7 +86,9 @@
             from {{ source('warehouse_ops', 'erasure_log') }}
             where not is_dry_run
         ) as changes
-        where changed_at >= (select max(held_at) from {{ this }})
+        where
+            changed_at >= (select max(held_at) from {{ this }})
+            or (select max(held_at) from {{ this }}) is null
     {%- endset -%}
     {{ return(run_query(query).columns[0].values()[0] > 0) }}
 {%- endmacro %}

@@ -24,7 +24,11 @@ pytestmark = pytest.mark.slow
 START = dt.date(2026, 11, 1)  # the demo history ends here; each night adds the next day
 ERASED = "erase-me-7f3a"
 NO_TESTS = ("--", "--exclude", "resource_type:test")  # the last night's build runs the data tests
-INCREMENTAL = {"int_analyzer__events_landed": "event_id", "int_reactions__sequenced": "reaction_rn"}
+INCREMENTAL = {
+    "int_analyzer__events_landed": "event_id",
+    "int_reactions__unified": "reaction_rn",
+    "int_reactions__sequenced": "reaction_rn",
+}
 
 
 def reaction(n: int, at: dt.datetime, *, turn: str, user: str, text: str = "") -> dict:

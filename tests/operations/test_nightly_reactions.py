@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.support.kdcube import conversations_in_period
+from tests.support.kdcube import Platform, conversations_in_period
 from tests.support.kdcube_replay import Replay, replay
 from tests.support.operations import ok, ops_env, run_ops
 from tests.support.postgres import PostgresServer
@@ -89,6 +89,12 @@ def nights(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) 
         past.write_bytes(db.read_bytes())
         ok(run_ops("build", "--as-of", between.isoformat() + "Z", "--db", past, env=env, timeout=900))
         yield {
+            "work": work,
+            "env": env,
+            "dsn": dsn,
+            "config": config,
+            "db": db,
+            "run": run,
             "first": first,
             "second": second,
             "past": _summary(work / "past.serving.duckdb"),
@@ -99,6 +105,97 @@ def nights(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) 
         }
     finally:
         pg_server.psql(f"drop database if exists {name} with (force)")
+
+
+def _unified(db: Path, where: str) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(
+            f"select active_part, is_indexed, index_removed_at is not null from intermediate.int_reactions__unified "
+            f"where {where} order by reaction_rn"
+        ).fetchall()
+
+
+@pytest.fixture(scope="module")
+def later(nights: dict, pg_server: PostgresServer) -> Iterator[dict]:
+    """After the two nights, what an incremental int_reactions__unified must compute again, the warehouse copied
+    and rebuilt with --full-refresh beside it:
+    - a user reaction given and replaced after the second night's check of the index (the replacement deleted its
+      row before a load saw it: only its blob is left), loaded from the blobs alone and built, so that a build
+      holds it with no check after it yet; the next nightly's check finds it gone;
+    - a tenant whose index appears only then: its reaction, in the blobs since that build, decided by the blobs
+      there, by the index on the next night.
+    The reactions' table is first stored as an older version left it (no held_at column): the build adds the
+    column and compares every held row once."""
+    work, env, db, run = nights["work"], nights["env"], nights["db"], nights["run"]
+    late = f"late_{uuid.uuid4().hex[:10]}"  # a database the nightly does not read: the new tenant's blobs only
+    pg_server.psql(f"create database {late}")
+    try:
+        platform, user, conversation = run.conversations[0]
+        turn = run.turns[conversation][0]
+        at = dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0) + dt.timedelta(seconds=1)
+        time.sleep(1.1)
+        replaced = platform.submit_turn_feedback(user=user, conversation_id=conversation, turn_id=turn,
+                                                 reaction="ok", at=at)  # fmt: skip
+        platform.submit_turn_feedback(user=user, conversation_id=conversation, turn_id=turn, reaction="not_ok",
+                                      at=at + dt.timedelta(seconds=1))  # fmt: skip
+        newcomer = Platform(pg_server.dsn(late), work / "storage", "initech", "ops", seed=41)
+        newcomer.write_turn(user="dana", conversation_id="late-conversation", turn_id="turn_1", question="Q", at=at)
+        newcomer.submit_turn_feedback(user="dana", conversation_id="late-conversation", turn_id="turn_1",
+                                      reaction="ok", at=at)  # fmt: skip
+        blobs_only = work / "blobs.toml"
+        blobs_only.write_text('[[reactions]]\npath = "storage"\n')
+        with duckdb.connect(str(db)) as con:  # as the version before it was incremental stored it: no held_at
+            con.execute("alter table intermediate.int_reactions__unified drop column held_at")
+        ok(run_ops("ingest", "--config", blobs_only, "--db", db, "-q", env=env, timeout=900))
+        ok(run_ops("build", "--db", db, "--", "--exclude", "resource_type:test", env=env, timeout=900))
+        before = {
+            "replaced": _unified(db, f"reaction_rn = '{replaced}'"),
+            "newcomer": _unified(db, "tenant = 'initech'"),
+        }
+        indexed = Platform(nights["dsn"], work / "storage", "initech", "ops", seed=43)
+        indexed.write_turn(user="erin", conversation_id="indexed-conversation", turn_id="turn_2", question="Q", at=at)
+        indexed.submit_turn_feedback(user="erin", conversation_id="indexed-conversation", turn_id="turn_2",
+                                     reaction="not_ok", at=at)  # fmt: skip
+        time.sleep(1.1)
+        ok(run_ops("nightly", "--config", nights["config"], "--db", db, env=env, timeout=900))
+        after = {
+            "replaced": _unified(db, f"reaction_rn = '{replaced}'"),
+            "newcomer": _unified(db, "tenant = 'initech' and user_id = 'dana'"),
+        }
+        full = work / "full-refresh.duckdb"
+        full.write_bytes(db.read_bytes())
+        ok(run_ops("build", "--db", full, "--", "--full-refresh", "--exclude", "resource_type:test", env=env,
+                   timeout=900))  # fmt: skip
+        yield {"nightly_db": db, "full_refresh_db": full, "before": before, "after": after}
+    finally:
+        pg_server.psql(f"drop database if exists {late} with (force)")
+
+
+def test_what_the_index_decides_anew_was_held_as_the_blobs_decided(later: dict) -> None:
+    """The scenario's premise: the build before the last nightly held the replaced reaction with no check after
+    it and the new tenant's reaction decided by the blobs; the nightly's check found the first gone and the
+    new index decides the second."""
+    assert later["before"] == {"replaced": [("index", False, False)], "newcomer": [("blobs", False, False)]}
+    assert later["after"] == {"replaced": [("index", False, True)], "newcomer": [("index", False, True)]}
+
+
+def test_the_incremental_reactions_equal_a_full_refresh(later: dict) -> None:
+    """The reactions' incremental tables after the nights equal a --full-refresh build of the same warehouse,
+    row for row but for held_at (the build that added the row)."""
+    with duckdb.connect() as con:
+        con.execute(f"attach '{later['nightly_db']}' as nightly (read_only)")
+        con.execute(f"attach '{later['full_refresh_db']}' as full_refresh (read_only)")
+        for table in ("int_reactions__unified", "int_reactions__sequenced"):
+            for one, other in (("nightly", "full_refresh"), ("full_refresh", "nightly")):
+                (extra,) = con.execute(
+                    f"select count(*) from (select * exclude (held_at) from {one}.intermediate.{table} "
+                    f"except all select * exclude (held_at) from {other}.intermediate.{table})"
+                ).fetchall()[0]
+                assert extra == 0, f"{table}: {extra} row(s) of {one} not in {other}"
+        removed = con.execute(
+            "select count(*) from nightly.intermediate.int_reactions__unified where index_removed_at is not null"
+        ).fetchall()[0][0]
+        assert removed >= 3  # the cleared and the replaced reactions, found gone by the nightly checks
 
 
 def r_tags(row: dict) -> Iterator[str]:

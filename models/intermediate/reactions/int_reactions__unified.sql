@@ -13,9 +13,61 @@
 -- the first check of the index after it was given, which did not find it
 -- (replaced or cleared by then); before that check, and while no check
 -- followed it yet, the blobs' rule decides.
+--
+-- Incremental on DuckDB (a table on Spark, whose Parquet tables have no
+-- delete): a build adds the reactions it does not hold yet. Before that, two
+-- pre-hooks delete what must be computed again: delete_changed_rows the held
+-- reactions whose blob a purge or an erasure deleted or rewrote, and
+-- delete_index_decided_rows every held reaction the index can decide (its
+-- rn or its tenant and project in the index, or decided by the index when
+-- held): index loads update their rows in place and each check moves the
+-- removal of the reactions before it, so those are computed again whole each
+-- build. A nightly build therefore reads the new blob reactions and the
+-- indexed scopes, not the blob history, and equals a --full-refresh build.
+{%- set blob_columns = [
+    'reaction_rn',
+    'tenant',
+    'project',
+    'user_id',
+    'conversation_id',
+    'bundle_id',
+    'turn_id',
+    'track_id',
+    'user_type',
+    'origin',
+    'reaction',
+    'is_clear',
+    'confidence',
+    'reacted_at',
+    'comment_text',
+    'has_legacy_tag',
+] %}
 
-with blob_reactions as (
+{{
+    config(
+        incremental_strategy='append',
+        on_schema_change='append_new_columns',
+        pre_hook=[
+            "{{ delete_changed_rows(ref('stg_reactions__turn_reactions'), 'reaction_rn', "
+                ~ (blob_columns | tojson) ~ ") }}",
+            "{{ delete_index_decided_rows(ref('stg_reactions__index_rows')) }}",
+        ],
+    )
+}}
+
+with stored_blob_reactions as (
     select * from {{ ref('stg_reactions__turn_reactions') }}
+),
+
+-- on an incremental build, those not held yet
+blob_reactions as (
+    select * from stored_blob_reactions
+    {% if is_incremental() -%}
+        where not exists (
+            select 1 from {{ this }} as held
+            where held.reaction_rn = stored_blob_reactions.reaction_rn
+        )
+    {%- endif %}
 ),
 
 index_rows as (
@@ -153,7 +205,8 @@ with_removal as (
         case
             when with_part.is_indexed then with_part.index_removed_at
             else first_check_after.first_check_at
-        end as index_removed_at
+        end as index_removed_at,
+        {{ utc_now() }} as held_at
     from with_part
     left join first_check_after
         on with_part.reaction_rn = first_check_after.reaction_rn
