@@ -20,8 +20,16 @@
     matches nothing or one of its source rows is not held yet (a new row
     changes its neighbours): the model then reads the whole group again.
     Groups compare null-safely, as a window's partitions do.
+
+    `source_stamp` (with `group_columns`): a column of an incremental source
+    that says when the source computed its row (its `held_at`). The source
+    can compute a row again with other values without a purge or an erasure
+    (int_reactions__unified: a reaction read from the index whose blob came
+    later); such a row, stamped after this model's latest `held_at` and
+    different from the held one, sends both its held group and its new group
+    to be read again.
 -#}
-{% macro delete_changed_rows(source_relation, row_key, columns, group_columns=[]) -%}
+{% macro delete_changed_rows(source_relation, row_key, columns, group_columns=[], source_stamp=none) -%}
     {%- if not is_incremental() -%}
         {{ return('') }}
     {%- endif -%}
@@ -49,6 +57,10 @@
                 {{ unmatched_held }}
                 union
             {% endif -%}
+            {% if source_stamp -%}
+                {{ restamped_groups(source_relation, row_key, columns, group_columns, source_stamp) }}
+                union
+            {% endif -%}
             select {{ group_columns | join(', ') }}
             from {{ source_relation }} as source
             where not exists (
@@ -64,12 +76,14 @@
 {%- endmacro %}
 
 {#-
-    Whether a purge or an erasure (not a dry run) was applied at or after the
-    latest `held_at` of the incremental model being built: its held rows may
-    then differ from the source. Also true when the stored table has no
-    `held_at` yet, or none of its rows has one (a table an older version
-    built whole; the build adds the column, on_schema_change): its rows are
-    then compared once. Runs one query when the hook is rendered.
+    Whether a purge that removed or archived rows, or an erasure (not dry
+    runs), was applied at or after the latest `held_at` of the incremental
+    model being built: its held rows may then differ from the source. Also
+    true when the stored table has no `held_at` column yet (a table an older
+    version built whole; the build adds the column, on_schema_change): its
+    rows are then compared once; and when none of its rows has a held_at and
+    such a purge or erasure was ever applied. Runs one query when the hook
+    is rendered.
 -#}
 {% macro source_changed_since_held() -%}
     {%- set held_columns = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
@@ -78,9 +92,13 @@
     {%- endif -%}
     {%- set query -%}
         select count(*) from (
+            -- every policy logs a row on every purge, also one that removed
+            -- nothing (each nightly's): those changed no source
             select applied_at as changed_at
             from {{ source('warehouse_ops', 'purge_log') }}
-            where not is_dry_run
+            where
+                not is_dry_run
+                and rows_archived + rows_deleted + coalesce(rows_deleted_from_archive, 0) > 0
             union all
             select requested_at as changed_at
             from {{ source('warehouse_ops', 'erasure_log') }}
@@ -91,4 +109,23 @@
             or (select max(held_at) from {{ this }}) is null
     {%- endset -%}
     {{ return(run_query(query).columns[0].values()[0] > 0) }}
+{%- endmacro %}
+
+{#-
+    The groups (held and new) of the rows `source_relation` stamped after this
+    model's latest held_at whose `columns` differ from the held row's: see
+    delete_changed_rows.
+-#}
+{% macro restamped_groups(source_relation, row_key, columns, group_columns, source_stamp) -%}
+    {%- for side in ['held', 'source'] %}
+        select {{ side ~ '.' ~ (group_columns | join(', ' ~ side ~ '.')) }}
+        from {{ this }} as held
+        inner join {{ source_relation }} as source
+            on source.{{ row_key }} = held.{{ row_key }}
+        where
+            source.{{ source_stamp }} > (select max(stamps.held_at) from {{ this }} as stamps)
+            and hash({{ 'source.' ~ (columns | join(', source.')) }})
+            <> hash({{ 'held.' ~ (columns | join(', held.')) }})
+        {{ 'union' if not loop.last }}
+    {%- endfor %}
 {%- endmacro %}

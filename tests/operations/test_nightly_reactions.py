@@ -125,7 +125,9 @@ def later(nights: dict, pg_server: PostgresServer) -> Iterator[dict]:
     - a tenant whose index appears only then: its reaction, in the blobs since that build, decided by the blobs
       there, by the index on the next night.
     The reactions' table is first stored as an older version left it (no held_at column): the build adds the
-    column and compares every held row once."""
+    column and compares every held row once. Before the last nightly, the sequences' copy of the replaced
+    reaction is made to differ from the unified row the nightly computes again (a reaction the index gave
+    first and its blob later differs so), so the nightly must read that sequence again."""
     work, env, db, run = nights["work"], nights["env"], nights["db"], nights["run"]
     late = f"late_{uuid.uuid4().hex[:10]}"  # a database the nightly does not read: the new tenant's blobs only
     pg_server.psql(f"create database {late}")
@@ -156,6 +158,13 @@ def later(nights: dict, pg_server: PostgresServer) -> Iterator[dict]:
         indexed.write_turn(user="erin", conversation_id="indexed-conversation", turn_id="turn_2", question="Q", at=at)
         indexed.submit_turn_feedback(user="erin", conversation_id="indexed-conversation", turn_id="turn_2",
                                      reaction="not_ok", at=at)  # fmt: skip
+        with duckdb.connect(str(db)) as con:
+            # a sequence's held copy of a reaction that int_reactions__unified will compute again with other values
+            # (as for a reaction read from the index first and its blob later): the nightly must read it again
+            con.execute(
+                "update intermediate.int_reactions__sequenced set comment_text = 'held before' where reaction_rn = ?",
+                [replaced],
+            )
         time.sleep(1.1)
         ok(run_ops("nightly", "--config", nights["config"], "--db", db, env=env, timeout=900))
         after = {

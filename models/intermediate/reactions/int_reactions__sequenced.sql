@@ -11,7 +11,9 @@
 -- delete): a build adds the reactions it does not hold yet, each sequence
 -- whole. Before that, the pre-hook (delete_changed_rows) deletes every held
 -- sequence that gained a reaction, or lost or changed one in a purge or an
--- erasure, so those sequences are read again in full: a nightly build reads
+-- erasure, or whose reaction int_reactions__unified computed again with other
+-- values (read from the index first, its blob later: its held_at is then
+-- newer), so those sequences are read again in full: a nightly build reads
 -- the sequences its new loads touched, not the history, and equals a
 -- --full-refresh build of the same data.
 {%- set reaction_columns = [
@@ -38,7 +40,7 @@
     config(
         incremental_strategy='append',
         pre_hook="{{ delete_changed_rows(ref('int_reactions__unified'), 'reaction_rn', "
-            ~ (reaction_columns | tojson) ~ ", " ~ (sequence_columns | tojson) ~ ") }}",
+            ~ (reaction_columns | tojson) ~ ", " ~ (sequence_columns | tojson) ~ ", 'held_at') }}",
     )
 }}
 
