@@ -8,9 +8,11 @@
 
     Loads only add raw rows; only `purge` and `forget` delete or rewrite them,
     and each logs when (raw.purge_log, raw.erasure_log). So the held rows are
-    compared with the source only when a purge or an erasure was applied
-    since the last build that added rows (the largest `held_at`); a row
-    changed by hand, outside those commands, needs `build -- --full-refresh`.
+    compared with the source only when an erasure, or a purge of one of
+    `purged_tables` (the raw tables the source reads; none: any table) that
+    removed rows, was applied since the last build that added rows (the
+    largest `held_at`); a row changed by hand, outside those commands, needs
+    `build -- --full-refresh`.
 
     A held row matches when a source row has its `row_key` and the same values
     in every column of `columns` (compared by a hash of them, nulls included).
@@ -29,11 +31,13 @@
     different from the held one, sends both its held group and its new group
     to be read again.
 -#}
-{% macro delete_changed_rows(source_relation, row_key, columns, group_columns=[], source_stamp=none) -%}
+{% macro delete_changed_rows(
+    source_relation, row_key, columns, group_columns=[], source_stamp=none, purged_tables=none
+) -%}
     {%- if not is_incremental() -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set compare = source_changed_since_held() -%}
+    {%- set compare = source_changed_since_held(purged_tables) -%}
     {%- if not compare and not group_columns -%}
         {{ return('') }}
     {%- endif -%}
@@ -76,16 +80,18 @@
 {%- endmacro %}
 
 {#-
-    Whether a purge that removed or archived rows, or an erasure (not dry
-    runs), was applied at or after the latest `held_at` of the incremental
-    model being built: its held rows may then differ from the source. Also
+    Whether an erasure, or a purge of one of `purged_tables` (none: any)
+    that removed or archived rows (any purge of analyzer_events: see the
+    query), not dry runs, was applied at or after the latest `held_at` of the
+    incremental model being built: its held rows may then differ from the
+    source. Also
     true when the stored table has no `held_at` column yet (a table an older
     version built whole; the build adds the column, on_schema_change): its
     rows are then compared once; and when none of its rows has a held_at and
     such a purge or erasure was ever applied. Runs one query when the hook
     is rendered.
 -#}
-{% macro source_changed_since_held() -%}
+{% macro source_changed_since_held(purged_tables=none) -%}
     {%- set held_columns = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
     {%- if 'held_at' not in held_columns -%}
         {{ return(true) }}
@@ -93,12 +99,20 @@
     {%- set query -%}
         select count(*) from (
             -- every policy logs a row on every purge, also one that removed
-            -- nothing (each nightly's): those changed no source
+            -- nothing: that changed no source. Except analyzer_events, whose
+            -- archive files are rewritten before the log's transaction (a
+            -- purge that died between them logs nothing): any row counts.
             select applied_at as changed_at
             from {{ source('warehouse_ops', 'purge_log') }}
             where
                 not is_dry_run
-                and rows_archived + rows_deleted + coalesce(rows_deleted_from_archive, 0) > 0
+                {%- if purged_tables is not none %}
+                and table_name in ('{{ purged_tables | join("', '") }}')
+                {%- endif %}
+                and (
+                    table_name = 'analyzer_events'
+                    or rows_archived + rows_deleted + coalesce(rows_deleted_from_archive, 0) > 0
+                )
             union all
             select requested_at as changed_at
             from {{ source('warehouse_ops', 'erasure_log') }}

@@ -144,16 +144,11 @@ def test_the_purge_split_and_the_new_night_extended_a_sequence(nights: tuple[Pat
     assert found == [(rn(2), None, rn(6)), (rn(6), rn(2), None)]
 
 
-def test_the_erased_user_left_the_incremental_tables(nights: tuple[Path, Path]) -> None:
-    """forget deleted the user's reactions and nulled the comment naming them: neither survives in the table
+@pytest.mark.parametrize("table", ["int_reactions__unified", "int_reactions__sequenced"])
+def test_the_erased_user_left_the_incremental_tables(nights: tuple[Path, Path], table: str) -> None:
+    """forget deleted the user's reactions and nulled the comment naming them: neither survives in the tables
     that an earlier night had filled."""
     nightly, _ = nights
-    assert rows(nightly, f"select count(*) from intermediate.int_reactions__sequenced where user_id = '{ERASED}'") == [
-        (0,)
-    ]
-    assert rows(nightly, "select comment_text from intermediate.int_reactions__sequenced where turn_id = 'named'") == [
-        (None,)
-    ]
-    assert rows(
-        nightly, f"select count(*) from intermediate.int_reactions__sequenced where comment_text like '%{ERASED}%'"
-    ) == [(0,)]
+    assert rows(nightly, f"select count(*) from intermediate.{table} where user_id = '{ERASED}'") == [(0,)]
+    assert rows(nightly, f"select comment_text from intermediate.{table} where turn_id = 'named'") == [(None,)]
+    assert rows(nightly, f"select count(*) from intermediate.{table} where comment_text like '%{ERASED}%'") == [(0,)]

@@ -167,6 +167,12 @@ def later(nights: dict, pg_server: PostgresServer) -> Iterator[dict]:
             )
         time.sleep(1.1)
         ok(run_ops("nightly", "--config", nights["config"], "--db", db, env=env, timeout=900))
+        with duckdb.connect(str(db), read_only=True) as con:  # so only the new stamp can send the sequence back
+            removed_by_purges = con.execute(
+                "select sum(rows_archived + rows_deleted + coalesce(rows_deleted_from_archive, 0)) "
+                "from raw.purge_log where not is_dry_run"
+            ).fetchall()[0][0]
+        assert removed_by_purges == 0
         after = {
             "replaced": _unified(db, f"reaction_rn = '{replaced}'"),
             "newcomer": _unified(db, "tenant = 'initech' and user_id = 'dana'"),

@@ -40,7 +40,8 @@
     config(
         incremental_strategy='append',
         pre_hook="{{ delete_changed_rows(ref('int_reactions__unified'), 'reaction_rn', "
-            ~ (reaction_columns | tojson) ~ ", " ~ (sequence_columns | tojson) ~ ", 'held_at') }}",
+            ~ (reaction_columns | tojson) ~ ", " ~ (sequence_columns | tojson) ~ ", 'held_at', "
+            ~ "['turn_reactions', 'reaction_index']) }}",
     )
 }}
 
