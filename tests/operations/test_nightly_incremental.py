@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.ingest import append_jsonl, reaction_envelope, reaction_payload, write_jsonl
 from tests.support.operations import ok, ops_env, run_ops
-from tests.support.spark_parity import differences
+from tests.support.spark_parity import differences, held_rows_not_in
 
 pytestmark = pytest.mark.slow
 
@@ -116,10 +116,7 @@ def test_the_incremental_tables_equal_a_full_refresh_and_grew_night_by_night(nig
         con.execute(f"attach '{full}' as full_refresh (read_only)")
         for table, key in INCREMENTAL.items():
             for one, other in (("nightly", "full_refresh"), ("full_refresh", "nightly")):
-                (extra,) = con.execute(
-                    f"select count(*) from (select * exclude (held_at) from {one}.intermediate.{table} "
-                    f"except all select * exclude (held_at) from {other}.intermediate.{table})"
-                ).fetchall()[0]
+                extra = held_rows_not_in(con, one, other, table)
                 assert extra == 0, f"{table}: {extra} row(s) of {one} not in {other}"
             (builds,) = con.execute(f"select count(distinct held_at) from nightly.intermediate.{table}").fetchall()[0]
             (once,) = con.execute(f"select count(distinct held_at) from full_refresh.intermediate.{table}").fetchall()[

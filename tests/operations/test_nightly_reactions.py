@@ -18,6 +18,7 @@ from tests.support.kdcube import Platform, conversations_in_period
 from tests.support.kdcube_replay import Replay, replay
 from tests.support.operations import ok, ops_env, run_ops
 from tests.support.postgres import PostgresServer
+from tests.support.spark_parity import held_rows_not_in
 
 pytestmark = pytest.mark.slow
 
@@ -202,10 +203,7 @@ def test_the_incremental_reactions_equal_a_full_refresh(later: dict) -> None:
         con.execute(f"attach '{later['full_refresh_db']}' as full_refresh (read_only)")
         for table in ("int_reactions__unified", "int_reactions__sequenced"):
             for one, other in (("nightly", "full_refresh"), ("full_refresh", "nightly")):
-                (extra,) = con.execute(
-                    f"select count(*) from (select * exclude (held_at) from {one}.intermediate.{table} "
-                    f"except all select * exclude (held_at) from {other}.intermediate.{table})"
-                ).fetchall()[0]
+                extra = held_rows_not_in(con, one, other, table)
                 assert extra == 0, f"{table}: {extra} row(s) of {one} not in {other}"
         removed = con.execute(
             "select count(*) from nightly.intermediate.int_reactions__unified where index_removed_at is not null"

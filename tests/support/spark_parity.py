@@ -90,3 +90,13 @@ def differences(expected_db: Path, actual_db: Path) -> dict[str, list[str]]:
 def row_counts(db: Path) -> dict[str, int]:
     with duckdb.connect(str(db), read_only=True) as con:
         return {table: con.execute(f'select count(*) from marts."{table}"').fetchall()[0][0] for table in marts(db)}
+
+
+def held_rows_not_in(con: duckdb.DuckDBPyConnection, one: str, other: str, table: str) -> int:
+    """Rows of the incremental table `table` in the attached file `one` that `other` lacks, every column but
+    held_at (the build that added the row), duplicates counted."""
+    (extra,) = con.execute(
+        f"select count(*) from (select * exclude (held_at) from {one}.intermediate.{table} "
+        f"except all select * exclude (held_at) from {other}.intermediate.{table})"
+    ).fetchall()[0]
+    return extra
