@@ -3,8 +3,9 @@
 `start_thrift_server` runs the pip pyspark's own `spark-submit` (it ships the
 Hive and thrift-server jars) with HiveThriftServer2 on 127.0.0.1 and a free
 port, a Derby metastore and a warehouse folder inside `base_dir`, and waits
-until the port answers (tests/conftest.py's `spark_server` fixture;
-bench/spark_build.py). Without Java or pyspark the Spark tests are skipped
+until one session has run a statement (tests/conftest.py's `spark_server`
+fixture; bench/spark_build.py). A server that takes the port but does not
+answer that session in time is stopped and started once more. Without Java or pyspark the Spark tests are skipped
 locally and fail under CI (tests/support/environment.py).
 """
 
@@ -14,6 +15,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,19 @@ from operations.spark import java_executable
 from tests.support.environment import free_port
 
 STARTUP_TIMEOUT_S = 180
+FIRST_SESSION_TIMEOUT_S = 180
+STARTS = 2
+
+# One session, one statement: the first session creates the Derby metastore.
+# dbt opens its first two sessions at once; on one CI run (2026-11-29) those
+# two never got an answer and the build waited until the test's timeout.
+FIRST_SESSION = """
+import sys
+from pyhive import hive
+cursor = hive.connect(host="127.0.0.1", port=int(sys.argv[1]), username="tests").cursor()
+cursor.execute("show databases")
+cursor.fetchall()
+"""
 
 
 @dataclass
@@ -65,7 +80,40 @@ def _answers(port: int) -> bool:
     return True
 
 
+def _first_session_failure(port: int) -> str | None:
+    """Why one session with one statement failed on the server at `port`; None when it ran."""
+    try:
+        session = subprocess.run(
+            [sys.executable, "-c", FIRST_SESSION, str(port)],
+            capture_output=True,
+            text=True,
+            timeout=FIRST_SESSION_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"port {port} took no session in {FIRST_SESSION_TIMEOUT_S} s"
+    if session.returncode != 0:
+        return f"a session on port {port} failed:\n" + "\n".join(session.stderr.splitlines()[-10:])
+    return None
+
+
 def start_thrift_server(base_dir: Path, *, cores: int = 2, driver_memory: str = "3g") -> SparkServer:
+    failures = []
+    for start in range(1, STARTS + 1):
+        # each start its own metastore and log: a stopped server's Derby files may stay locked
+        start_dir = base_dir / f"start-{start}"
+        start_dir.mkdir(mode=0o700)
+        server = _start_once(start_dir, cores=cores, driver_memory=driver_memory)
+        failure = _first_session_failure(server.port)
+        if failure is None:
+            return server
+        stop_thrift_server(server)
+        tail = "\n".join(server.log.read_text(errors="replace").splitlines()[-20:])
+        failures.append(f"{failure}\nthe server's log ends:\n{tail}")
+    raise RuntimeError("the Spark Thrift Server did not answer a first session:\n" + "\n".join(failures))
+
+
+def _start_once(base_dir: Path, *, cores: int, driver_memory: str) -> SparkServer:
     home = spark_home()
     assert home is not None, missing_spark_reason()
     port = free_port()
