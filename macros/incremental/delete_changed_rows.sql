@@ -14,6 +14,17 @@
     largest `held_at`); a row changed by hand, outside those commands, needs
     `build -- --full-refresh`.
 
+    `dated_by`: the columns (coalesced, in order) that date a row as the
+    purge dates its raw row (retention_policies.date_column; for an undated
+    analyzer event, its load). A purge removes only rows dated before its
+    cutoff day, so when only purges changed the source since the last build,
+    only the held rows dated on or before the latest of their cutoff days are
+    compared (a day's margin: the purge removes rows dated before the cutoff
+    day, by its own cast of its own column to a date). An
+    erasure, or a held table without held_at, compares every held row. The
+    columns must be among `columns`: a held row matches only a source row
+    with the same date.
+
     A held row matches when a source row has its `row_key` and the same values
     in every column of `columns` (compared by a hash of them, nulls included).
     Without `group_columns`, the held rows that match nothing are deleted.
@@ -32,24 +43,33 @@
     to be read again.
 -#}
 {% macro delete_changed_rows(
-    source_relation, row_key, columns, group_columns=[], source_stamp=none, purged_tables=none
+    source_relation, row_key, columns, group_columns=[], source_stamp=none, purged_tables=none, dated_by=none
 ) -%}
     {%- if not is_incremental() -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set compare = source_changed_since_held(purged_tables) -%}
+    {%- set changed = source_changed_since_held(purged_tables) -%}
+    {%- set compare = changed.compare -%}
     {%- if not compare and not group_columns -%}
         {{ return('') }}
     {%- endif -%}
+    {%- set cutoff = changed.cutoff if dated_by else none -%}
     {%- set unmatched_held -%}
         select {{ (group_columns or [row_key]) | join(', ') }}
         from {{ this }} as held
-        where not exists (
-            select 1 from {{ source_relation }} as source
-            where source.{{ row_key }} = held.{{ row_key }}
-                and hash({{ 'source.' ~ (columns | join(', source.')) }})
-                = hash({{ 'held.' ~ (columns | join(', held.')) }})
-        )
+        where
+            {% if cutoff -%}
+                {{ dated_on_or_before('held', dated_by, cutoff) }} and
+            {% endif -%}
+            not exists (
+                select 1 from {{ source_relation }} as source
+                where source.{{ row_key }} = held.{{ row_key }}
+                    {% if cutoff -%}
+                        and {{ dated_on_or_before('source', dated_by, cutoff) }}
+                    {% endif -%}
+                    and hash({{ 'source.' ~ (columns | join(', source.')) }})
+                    = hash({{ 'held.' ~ (columns | join(', held.')) }})
+            )
     {%- endset -%}
     {%- if not group_columns -%}
         delete from {{ this }}
@@ -80,29 +100,32 @@
 {%- endmacro %}
 
 {#-
-    Whether an erasure, or a purge of one of `purged_tables` (none: any)
-    that removed or archived rows (any purge of analyzer_events: see the
-    query), not dry runs, was applied at or after the latest `held_at` of the
-    incremental model being built: its held rows may then differ from the
-    source. Also
-    true when the stored table has no `held_at` column yet (a table an older
-    version built whole; the build adds the column, on_schema_change): its
-    rows are then compared once; and when none of its rows has a held_at and
-    such a purge or erasure was ever applied. Runs one query when the hook
-    is rendered.
+    What changed the source since the latest `held_at` of the incremental
+    model being built: {'compare': whether its held rows may now differ from
+    the source, 'cutoff': the latest cutoff day of the purges that did (a
+    'YYYY-MM-DD' string), or none when every held row must be compared}.
+
+    compare is true when an erasure, or a purge of one of `purged_tables`
+    (none: any) that removed or archived rows (any purge of analyzer_events:
+    see the query), not dry runs, was applied at or after that held_at; when
+    the stored table has no `held_at` column yet (a table an older version
+    built whole; the build adds the column, on_schema_change): its rows are
+    then compared once; and when none of its rows has a held_at and such a
+    purge or erasure was ever applied. cutoff is none in all but the first
+    case without an erasure. Runs one query when the hook is rendered.
 -#}
 {% macro source_changed_since_held(purged_tables=none) -%}
     {%- set held_columns = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
     {%- if 'held_at' not in held_columns -%}
-        {{ return(true) }}
+        {{ return({'compare': true, 'cutoff': none}) }}
     {%- endif -%}
     {%- set query -%}
-        select count(*) from (
+        with changes as (
             -- every policy logs a row on every purge, also one that removed
             -- nothing: that changed no source. Except analyzer_events, whose
             -- archive files are rewritten before the log's transaction (a
             -- purge that died between them logs nothing): any row counts.
-            select applied_at as changed_at
+            select applied_at as changed_at, cutoff, false as is_erasure
             from {{ source('warehouse_ops', 'purge_log') }}
             where
                 not is_dry_run
@@ -114,15 +137,38 @@
                     or rows_archived + rows_deleted + coalesce(rows_deleted_from_archive, 0) > 0
                 )
             union all
-            select requested_at as changed_at
+            select requested_at as changed_at, null as cutoff, true as is_erasure
             from {{ source('warehouse_ops', 'erasure_log') }}
             where not is_dry_run
-        ) as changes
-        where
-            changed_at >= (select max(held_at) from {{ this }})
-            or (select max(held_at) from {{ this }}) is null
+        ),
+
+        since_held as (
+            select * from changes
+            where
+                changed_at >= (select max(held_at) from {{ this }})
+                or (select max(held_at) from {{ this }}) is null
+        )
+
+        select
+            count(*) as changes,
+            count(*) filter (where is_erasure or cutoff is null) as without_cutoff,
+            strftime(max(cutoff), '%Y-%m-%d') as latest_cutoff,
+            (select max(held_at) from {{ this }}) is null as never_held
+        from since_held
     {%- endset -%}
-    {{ return(run_query(query).columns[0].values()[0] > 0) }}
+    {%- set found = run_query(query).rows[0] -%}
+    {%- set compare = found[0] > 0 -%}
+    {%- set cutoff = found[2] if compare and found[1] == 0 and not found[3] else none -%}
+    {{ return({'compare': compare, 'cutoff': cutoff}) }}
+{%- endmacro %}
+
+{#-
+    `relation_alias`'s row is dated (its `dated_by` columns, coalesced) on or
+    before the day `cutoff`: see delete_changed_rows.
+-#}
+{% macro dated_on_or_before(relation_alias, dated_by, cutoff) -%}
+    cast(coalesce({{ relation_alias ~ '.' ~ (dated_by | join(', ' ~ relation_alias ~ '.')) }}) as date)
+    <= cast('{{ cutoff }}' as date)
 {%- endmacro %}
 
 {#-

@@ -201,7 +201,7 @@ def test_the_incremental_reactions_equal_a_full_refresh(later: dict) -> None:
     with duckdb.connect() as con:
         con.execute(f"attach '{later['nightly_db']}' as nightly (read_only)")
         con.execute(f"attach '{later['full_refresh_db']}' as full_refresh (read_only)")
-        for table in ("int_reactions__unified", "int_reactions__sequenced"):
+        for table in ("int_reactions__unified", "int_reactions__sequenced", "int_reactions__history"):
             for one, other in (("nightly", "full_refresh"), ("full_refresh", "nightly")):
                 extra = held_rows_not_in(con, one, other, table)
                 assert extra == 0, f"{table}: {extra} row(s) of {one} not in {other}"

@@ -94,9 +94,18 @@ def row_counts(db: Path) -> dict[str, int]:
 
 def held_rows_not_in(con: duckdb.DuckDBPyConnection, one: str, other: str, table: str) -> int:
     """Rows of the incremental table `table` in the attached file `one` that `other` lacks, every column but
-    held_at (the build that added the row), duplicates counted."""
+    the bookkeeping of the build that added the row (held_at, held_as_of), duplicates counted."""
+    bookkeeping = ", ".join(
+        name
+        for (name,) in con.execute(
+            "select column_name from duckdb_columns() where database_name = ? and schema_name = 'intermediate' "
+            "and table_name = ? and column_name in ('held_at', 'held_as_of')",
+            [one, table],
+        ).fetchall()
+    )
+    columns = f"* exclude ({bookkeeping})" if bookkeeping else "*"
     (extra,) = con.execute(
-        f"select count(*) from (select * exclude (held_at) from {one}.intermediate.{table} "
-        f"except all select * exclude (held_at) from {other}.intermediate.{table})"
+        f"select count(*) from (select {columns} from {one}.intermediate.{table} "
+        f"except all select {columns} from {other}.intermediate.{table})"
     ).fetchall()[0]
     return extra

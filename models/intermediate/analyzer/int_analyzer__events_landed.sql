@@ -35,7 +35,8 @@
     config(
         incremental_strategy='append',
         pre_hook="{{ delete_changed_rows(ref('stg_analyzer__events'), 'event_id', "
-            ~ (event_columns | tojson) ~ ", purged_tables=['analyzer_events']) }}",
+            ~ (event_columns | tojson) ~ ", purged_tables=['analyzer_events'], "
+            ~ "dated_by=['invoked_at', 'loaded_at']) }}",
     )
 }}
 

@@ -24,12 +24,50 @@
 -- neighbours): a reaction's next one follows it only when it was given by
 -- as_of too (every later one then is after as_of as well), and its previous
 -- one always was. Fields and status come from int_reactions__unified, so a
--- reaction the index later removed is current here. A table (dbt_project.yml):
+-- reaction the index later removed is current here. Stored (dbt_project.yml):
 -- about thirty data tests and six models read it, directly or through
 -- int_reactions__active and turn_reactions_active.
+--
+-- Incremental on DuckDB (a table on Spark, whose Parquet tables have no
+-- delete): a build adds the reactions given by as_of that it does not hold.
+-- Before that, the pre-hook (delete_rows_to_recompute_as_of) deletes the held
+-- reactions whose row may differ now: those int_reactions__unified or
+-- int_reactions__sequenced computed again since (their held_at is newer),
+-- those gone from the sequences, and those whose reacted_at, next_reacted_at
+-- or index_removed_at lies between the as_of of the build that last added
+-- rows (held_as_of) and this build's, the three instants the model compares
+-- with as_of, and those computed with another machine_confidence_threshold
+-- (the var's value each row was computed with). A nightly build therefore
+-- reads what the new loads and the night's move of as_of changed, and the
+-- reactions of scopes with an index (int_reactions__unified computes them
+-- again each build), not the blob history; it equals a --full-refresh build.
 
-with sequenced as (
+{{
+    config(
+        incremental_strategy='append',
+        on_schema_change='append_new_columns',
+        pre_hook="{{ delete_rows_to_recompute_as_of('reaction_rn', "
+            ~ "[ref('int_reactions__unified'), ref('int_reactions__sequenced')], "
+            ~ "ref('int_reactions__sequenced'), "
+            ~ "[(ref('int_reactions__unified'), 'reacted_at'), (ref('int_reactions__unified'), 'index_removed_at'), "
+            ~ "(ref('int_reactions__sequenced'), 'next_reacted_at')], "
+            ~ "{'machine_confidence_threshold': var('machine_confidence_threshold')}) }}",
+    )
+}}
+
+with stored_sequenced as (
     select * from {{ ref('int_reactions__sequenced') }}
+),
+
+-- on an incremental build, the reactions not held (the pre-hook deleted those to compute again)
+sequenced as (
+    select * from stored_sequenced
+    {% if is_incremental() -%}
+        where not exists (
+            select 1 from {{ this }} as held
+            where held.reaction_rn = stored_sequenced.reaction_rn
+        )
+    {%- endif %}
 ),
 
 unified as (
@@ -121,7 +159,12 @@ classified as (
             when active_part = 'index' and is_removed_from_index then false
             when is_user_reaction then is_latest_user_reaction_for_turn
             else is_confident
-        end as is_active
+        end as is_active,
+        cast(
+            {{ var('machine_confidence_threshold') }} as {{ dbt.type_float() }}
+        ) as machine_confidence_threshold,
+        {{ utc_now() }} as held_at,
+        {{ as_of_timestamp() }} as held_as_of
     from user_sequence
 )
 

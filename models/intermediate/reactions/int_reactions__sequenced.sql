@@ -41,7 +41,7 @@
         incremental_strategy='append',
         pre_hook="{{ delete_changed_rows(ref('int_reactions__unified'), 'reaction_rn', "
             ~ (reaction_columns | tojson) ~ ", " ~ (sequence_columns | tojson) ~ ", 'held_at', "
-            ~ "['turn_reactions', 'reaction_index']) }}",
+            ~ "['turn_reactions', 'reaction_index'], ['reacted_at']) }}",
     )
 }}
 

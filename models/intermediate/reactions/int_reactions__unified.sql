@@ -49,7 +49,7 @@
         on_schema_change='append_new_columns',
         pre_hook=[
             "{{ delete_changed_rows(ref('stg_reactions__turn_reactions'), 'reaction_rn', "
-                ~ (blob_columns | tojson) ~ ", purged_tables=['turn_reactions']) }}",
+                ~ (blob_columns | tojson) ~ ", purged_tables=['turn_reactions'], dated_by=['reacted_at']) }}",
             "{{ delete_index_decided_rows(ref('stg_reactions__index_rows')) }}",
         ],
     )
