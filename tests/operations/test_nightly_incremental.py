@@ -286,11 +286,17 @@ def test_the_history_follows_the_as_of_back_and_forth(
         for one, other in (("incremental", "full_refresh"), ("full_refresh", "incremental")):
             extra = held_rows_not_in(con, one, other, "int_reactions__history")
             assert extra == 0, f"{extra} history row(s) of {one} not in {other}"
+        # rows kept from the build before (its as_of), beside the ones this build computed: it was incremental
+        (instants,) = con.execute(
+            "select count(distinct held_as_of) from incremental.intermediate.int_reactions__history"
+        ).fetchall()[0]
+        assert instants >= 2, instants
         if refreshed:
             con.execute(f"attach '{full}' as nights_end (read_only)")
             (given_since, replaced_since) = con.execute(
                 "select count(*) filter (where back.reaction_rn is null), "
-                "count(*) filter (where later.replaced_by_rn is not null and back.replaced_by_rn is null) "
+                "count(*) filter (where later.replaced_by_rn is not null and back.reaction_rn is not null "
+                "and back.replaced_by_rn is null) "
                 "from nights_end.intermediate.int_reactions__history as later "
                 "left join incremental.intermediate.int_reactions__history as back using (reaction_rn)"
             ).fetchall()[0]
