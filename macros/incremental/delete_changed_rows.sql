@@ -111,8 +111,9 @@
     the stored table has no `held_at` column yet (a table an older version
     built whole; the build adds the column, on_schema_change): its rows are
     then compared once; and when none of its rows has a held_at and such a
-    purge or erasure was ever applied. cutoff is none in all but the first
-    case without an erasure. Runs one query when the hook is rendered.
+    purge or erasure was ever applied. cutoff is set only when purges alone,
+    each with a cutoff, changed the source since a held_at the table holds;
+    else none. Runs one query when the hook is rendered.
 -#}
 {% macro source_changed_since_held(purged_tables=none) -%}
     {%- set held_columns = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
